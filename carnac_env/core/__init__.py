@@ -1,0 +1,50 @@
+"""The rules of Carnac, with no reinforcement-learning library in sight.
+
+Everything the game is lives here: the boards (:mod:`.boards`), the action encoding
+(:mod:`.actions`), the game state and the rules of play (:mod:`.game`), dolmens and the
+winner (:mod:`.scoring`), the move notation (:mod:`.notation`), game records
+(:mod:`.record`) and the observation planes (:mod:`.observation`). This package imports
+numpy and the standard library only.
+"""
+
+from carnac_env.core.actions import Action, decline_action, decode, place_action, tilt_action, tilt_colours
+from carnac_env.core.boards import BOARDS, DIRECTION_NAMES, Board, make_board
+from carnac_env.core.game import EMPTY, LYING, OVER, PLACE, RED, RESPOND, STANDING, WHITE, GameState
+from carnac_env.core.notation import action_to_text, parse_action, parse_square, square_name
+from carnac_env.core.observation import NUM_PLANES, PLANE_NAMES, legal_mask, observation_planes
+from carnac_env.core.scoring import Result, bga_score, compare_dolmens, dolmen_sizes, score
+
+__all__ = [
+    "BOARDS",
+    "DIRECTION_NAMES",
+    "EMPTY",
+    "LYING",
+    "NUM_PLANES",
+    "OVER",
+    "PLACE",
+    "PLANE_NAMES",
+    "RED",
+    "RESPOND",
+    "STANDING",
+    "WHITE",
+    "Action",
+    "Board",
+    "GameState",
+    "Result",
+    "action_to_text",
+    "bga_score",
+    "compare_dolmens",
+    "decline_action",
+    "decode",
+    "dolmen_sizes",
+    "legal_mask",
+    "make_board",
+    "observation_planes",
+    "parse_action",
+    "parse_square",
+    "place_action",
+    "score",
+    "square_name",
+    "tilt_action",
+    "tilt_colours",
+]

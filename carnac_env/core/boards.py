@@ -1,0 +1,190 @@
+"""The boards Carnac is played on, and the rules options that come with them.
+
+A :class:`Board` is an immutable description of one variant: its size, the number of
+megaliths in the shared supply, the smallest group that counts as a dolmen, and whether
+the last megalith placed may still be tilted (``last_tilt``). The seven boards played on
+Board Game Arena are in :data:`BOARDS`; :func:`make_board` builds a named board, a named
+board with some options changed, or a custom one, and rejects impossible ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from carnac_env.errors import CarnacError
+
+#: Directions, in the order of the action encoding: 0 north, 1 east, 2 south, 3 west.
+NORTH, EAST, SOUTH, WEST = 0, 1, 2, 3
+DIRECTION_NAMES = ("north", "east", "south", "west")
+#: (row step, column step) of each direction; row 0 is the north edge, column 0 the west.
+DIRECTION_STEPS = ((-1, 0), (0, 1), (1, 0), (0, -1))
+
+#: The largest supply a board may have: the observation stores the supply in an int8 plane.
+MAX_MEGALITHS = 127
+
+RULE_OPTIONS = ("rows", "cols", "megaliths", "min_dolmen", "last_tilt")
+
+
+@dataclass(frozen=True)
+class Board:
+    """One Carnac variant: board size, supply, dolmen threshold and the last-tilt rule.
+
+    Attributes:
+        name: the board's name (``"custom"`` for a board that is not one of :data:`BOARDS`
+            or is one with options changed).
+        rows, cols: board size; row 0 is the north edge, column 0 the west edge.
+        megaliths: megaliths in the shared supply at the start.
+        min_dolmen: the smallest connected group of one colour that scores as a dolmen.
+        last_tilt: whether the opponent may still tilt or decline the megalith placed
+            last (boardspace.net's rule, the default). With ``False`` the game ends as
+            soon as the final megalith is placed.
+
+    Build boards with :func:`make_board`, which validates them. The derived tables below
+    (``tilt_squares``) are computed once per board and shared by every game on it.
+    """
+
+    name: str
+    rows: int
+    cols: int
+    megaliths: int
+    min_dolmen: int
+    last_tilt: bool = True
+    #: ``tilt_squares[square][direction]`` is the pair of squares a megalith standing on
+    #: ``square`` would cover if tilted that way, or ``None`` where that runs off the board.
+    tilt_squares: tuple[tuple[tuple[int, int] | None, ...], ...] = field(
+        init=False, repr=False, compare=False
+    )
+    #: ``neighbours[square]``: the orthogonally adjacent squares, for dolmen detection.
+    neighbours: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+        tilts = []
+        neighbours = []
+        for square in range(self.rows * self.cols):
+            r, c = divmod(square, self.cols)
+            per_direction: list[tuple[int, int] | None] = []
+            adjacent = []
+            for dr, dc in DIRECTION_STEPS:
+                r1, c1, r2, c2 = r + dr, c + dc, r + 2 * dr, c + 2 * dc
+                if 0 <= r1 < self.rows and 0 <= c1 < self.cols:
+                    adjacent.append(r1 * self.cols + c1)
+                if 0 <= r2 < self.rows and 0 <= c2 < self.cols:
+                    per_direction.append((r1 * self.cols + c1, r2 * self.cols + c2))
+                else:
+                    per_direction.append(None)
+            tilts.append(tuple(per_direction))
+            neighbours.append(tuple(adjacent))
+        object.__setattr__(self, "tilt_squares", tuple(tilts))
+        object.__setattr__(self, "neighbours", tuple(neighbours))
+
+    @property
+    def squares(self) -> int:
+        """Number of squares, ``rows * cols``."""
+        return self.rows * self.cols
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space, ``rows * cols * 4 + 5``."""
+        return self.rows * self.cols * 4 + 5
+
+    def rules(self) -> dict[str, Any]:
+        """The options that define this board, as keyword arguments of :func:`make_board`."""
+        return {
+            "rows": self.rows,
+            "cols": self.cols,
+            "megaliths": self.megaliths,
+            "min_dolmen": self.min_dolmen,
+            "last_tilt": self.last_tilt,
+        }
+
+
+def _validate(board: Board) -> None:
+    for option in ("rows", "cols", "megaliths", "min_dolmen"):
+        value = getattr(board, option)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CarnacError(
+                f"board option {option}={value!r} must be an integer, got {type(value).__name__}"
+            )
+    if not isinstance(board.last_tilt, bool):
+        raise CarnacError(f"board option last_tilt={board.last_tilt!r} must be True or False")
+    if board.rows < 1 or board.cols < 1:
+        raise CarnacError(
+            f"a {board.rows} x {board.cols} board has no room to play: rows and cols must be >= 1"
+        )
+    if board.megaliths < 1:
+        raise CarnacError(f"megaliths={board.megaliths} is impossible: the supply needs >= 1 megalith")
+    if board.megaliths > MAX_MEGALITHS:
+        raise CarnacError(
+            f"megaliths={board.megaliths} is too many: at most {MAX_MEGALITHS} "
+            "(the observation stores the supply in an int8 plane)"
+        )
+    if board.min_dolmen < 1:
+        raise CarnacError(f"min_dolmen={board.min_dolmen} is impossible: a dolmen needs >= 1 square")
+    if board.min_dolmen > board.rows * board.cols:
+        raise CarnacError(
+            f"min_dolmen={board.min_dolmen} can never be reached on a {board.rows} x {board.cols} "
+            f"board of {board.rows * board.cols} squares"
+        )
+
+
+#: The seven boards of Board Game Arena (sizes of kermario, le_menec and petit_menec are
+#: not published there; see docs/rules.md for the choices made).
+BOARDS: dict[str, Board] = {
+    "small": Board("small", 5, 8, 28, 3),
+    "medium": Board("medium", 7, 10, 28, 3),
+    "large": Board("large", 9, 14, 28, 3),
+    "kermario": Board("kermario", 5, 20, 56, 3),
+    "kerlescan": Board("kerlescan", 7, 10, 28, 5),
+    "le_menec": Board("le_menec", 12, 16, 56, 3),
+    "petit_menec": Board("petit_menec", 6, 6, 14, 3),
+}
+
+
+def make_board(board: str | Board = "medium", **rules: Any) -> Board:
+    """Return the :class:`Board` for a name (or a Board), with rules options applied.
+
+    Args:
+        board: one of the names in :data:`BOARDS`, ``"custom"`` (then ``rows`` and ``cols``
+            are required; ``megaliths`` defaults to 28 and ``min_dolmen`` to 3), or a
+            :class:`Board`.
+        **rules: any of ``rows``, ``cols``, ``megaliths``, ``min_dolmen``, ``last_tilt``.
+            Changing anything but ``last_tilt`` on a named board makes it ``"custom"``.
+
+    Raises:
+        CarnacError: an unknown board name, an unknown option, or an impossible board.
+    """
+    unknown = sorted(set(rules) - set(RULE_OPTIONS))
+    if unknown:
+        raise CarnacError(
+            f"unknown rules option(s) {', '.join(map(repr, unknown))}; "
+            f"expected any of {', '.join(RULE_OPTIONS)}"
+        )
+    if isinstance(board, Board):
+        base = board
+    elif board == "custom":
+        missing = [k for k in ("rows", "cols") if k not in rules]
+        if missing:
+            raise CarnacError(f"board='custom' needs {' and '.join(missing)}")
+        return Board(
+            "custom",
+            rules["rows"],
+            rules["cols"],
+            rules.get("megaliths", 28),
+            rules.get("min_dolmen", 3),
+            rules.get("last_tilt", True),
+        )
+    elif isinstance(board, str) and board in BOARDS:
+        base = BOARDS[board]
+    else:
+        raise CarnacError(
+            f"unknown board {board!r}; expected one of {', '.join(BOARDS)} or 'custom'"
+        )
+    if not rules:
+        return base
+    changed = {k: v for k, v in rules.items() if getattr(base, k) != v or type(getattr(base, k)) is not type(v)}
+    name = base.name
+    if any(k != "last_tilt" for k in changed):
+        name = "custom"
+    return replace(base, name=name, **rules)

@@ -1,0 +1,430 @@
+"""The Carnac game state and every rule of play: place, tilt, decline, the end of the game.
+
+A :class:`GameState` is a plain mutable object. Read it, ``copy()`` it (cheap: two small
+bytearrays and a short list), pickle it, and advance it with :meth:`GameState.apply`
+(any action number) or the named moves :meth:`~GameState.place`,
+:meth:`~GameState.tilt` and :meth:`~GameState.decline`. A move that the rules forbid
+raises :class:`~carnac_env.errors.IllegalActionError` and changes nothing.
+
+The turn structure, in the words of the rules:
+
+1. The player to place puts a megalith from the supply upright on an empty square, in
+   one of 4 orientations (phase ``PLACE``).
+2. If it can be tilted in at least one direction, the other player responds (phase
+   ``RESPOND``): tilt it, then place the next megalith; or decline, and the placer places
+   again. Declining may repeat without limit.
+3. If it cannot be tilted, the other player places next.
+4. The game ends when the supply is empty or no empty square remains. With ``last_tilt``
+   (the default) the final megalith may still be tilted or declined first.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable
+
+import numpy as np
+
+from carnac_env.core.actions import TILT, decode, tilt_colours
+from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
+from carnac_env.core.notation import action_to_text, square_name
+from carnac_env.core.scoring import Result, score
+from carnac_env.errors import CarnacError, IllegalActionError
+
+#: Phases of the turn.
+PLACE, RESPOND, OVER = 0, 1, 2
+PHASE_NAMES = ("place", "respond", "over")
+
+#: What a square holds (``GameState.kinds``).
+EMPTY, STANDING, LYING = 0, 1, 2
+#: Cell colours (``GameState.cells``): 0 empty, player + 1 otherwise.
+RED, WHITE = 1, 2
+COLOUR_NAMES = ("", "Red", "White")
+PLAYER_NAMES = ("Red", "White")
+
+
+class GameState:
+    """One game of Carnac in progress.
+
+    Attributes (read them freely; change them only through the move methods):
+        board: the :class:`~carnac_env.core.boards.Board` (immutable, shared).
+        cells: bytearray, one entry per square in row-major order: the colour seen from
+            above, 0 empty, 1 red, 2 white.
+        kinds: bytearray, per square: 0 empty, 1 standing megalith, 2 lying megalith.
+        lying: the lying megaliths as ``(square, square)`` pairs, in the order they fell.
+        supply: megaliths not yet placed.
+        phase: ``PLACE``, ``RESPOND`` or ``OVER``.
+        to_act: the player (0 Red, 1 White) who acts now; after the end, the last to act.
+        pending: in ``RESPOND``, the square of the megalith awaiting a tilt decision, else -1.
+        pending_colours: in ``RESPOND``, the cell colours that a tilt north/south and a tilt
+            east/west of the pending megalith would show, else ``(0, 0)``.
+        empty: number of empty squares.
+    """
+
+    __slots__ = (
+        "_result",
+        "board",
+        "cells",
+        "empty",
+        "kinds",
+        "lying",
+        "pending",
+        "pending_colours",
+        "phase",
+        "supply",
+        "to_act",
+    )
+
+    def __init__(self, board: Board | str = "medium", **rules: object) -> None:
+        """A new game on ``board`` (a name or a Board), with optional rules options."""
+        if not isinstance(board, Board) or rules:
+            board = make_board(board, **rules)
+        self.board = board
+        self.cells = bytearray(board.squares)
+        self.kinds = bytearray(board.squares)
+        self.lying: list[tuple[int, int]] = []
+        self.supply = board.megaliths
+        self.phase = PLACE
+        self.to_act = 0
+        self.pending = -1
+        self.pending_colours = (0, 0)
+        self.empty = board.squares
+        self._result: Result | None = None
+
+    # ----------------------------------------------------------------- copying, equality
+    def copy(self) -> GameState:
+        """An independent copy (the board is immutable and shared)."""
+        other = GameState.__new__(GameState)
+        other.board = self.board
+        other.cells = self.cells[:]
+        other.kinds = self.kinds[:]
+        other.lying = self.lying[:]
+        other.supply = self.supply
+        other.phase = self.phase
+        other.to_act = self.to_act
+        other.pending = self.pending
+        other.pending_colours = self.pending_colours
+        other.empty = self.empty
+        other._result = self._result
+        return other
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict) -> GameState:
+        return self.copy()
+
+    def __getstate__(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, data: dict) -> None:
+        for name, value in data.items():
+            setattr(self, name, value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GameState):
+            return NotImplemented
+        return all(
+            getattr(self, name) == getattr(other, name)
+            for name in self.__slots__
+            if name != "_result"
+        )
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return (
+            f"GameState(board={self.board.name!r}, phase={PHASE_NAMES[self.phase]!r}, "
+            f"to_act={self.to_act}, supply={self.supply}, pending={self.pending})"
+        )
+
+    # ----------------------------------------------------------------- reading the state
+    @property
+    def is_over(self) -> bool:
+        """Whether the game has ended."""
+        return self.phase == OVER
+
+    @property
+    def placed(self) -> int:
+        """Megaliths placed so far."""
+        return self.board.megaliths - self.supply
+
+    def tilt_targets(self) -> dict[int, tuple[int, int, int]]:
+        """The legal tilts of the megalith awaiting a decision.
+
+        Returns:
+            ``{direction: (square, square, colour)}``: the two squares the megalith would
+            cover and the cell colour they would show. Empty outside the ``RESPOND`` phase.
+        """
+        if self.phase != RESPOND:
+            return {}
+        return self._tilt_targets(self.pending, self.pending_colours)
+
+    def _tilt_targets(self, square: int, colours: tuple[int, int]) -> dict[int, tuple[int, int, int]]:
+        kinds = self.kinds
+        targets = {}
+        for direction, pair in enumerate(self.board.tilt_squares[square]):
+            if pair is not None and not kinds[pair[0]] and not kinds[pair[1]]:
+                targets[direction] = (pair[0], pair[1], colours[direction & 1])
+        return targets
+
+    def tilt_directions(self) -> list[int]:
+        """The directions (0 north, 1 east, 2 south, 3 west) the pending megalith may tilt."""
+        return list(self.tilt_targets())
+
+    def legal_actions(self) -> list[int]:
+        """Every legal action number, in increasing order; empty once the game is over."""
+        if self.phase == PLACE:
+            kinds = self.kinds
+            return [a for s in range(self.board.squares) if not kinds[s] for a in range(4 * s, 4 * s + 4)]
+        if self.phase == RESPOND:
+            base = 4 * self.board.squares
+            return [base + d for d in self.tilt_targets()] + [base + 4]
+        return []
+
+    def why_illegal(self, action: int) -> str | None:
+        """``None`` if ``action`` is legal now, otherwise the reason in words."""
+        board = self.board
+        try:
+            if isinstance(action, bool):
+                raise TypeError
+            action = operator.index(action)
+        except TypeError:
+            return f"an action must be an integer, got {type(action).__name__}"
+        if not 0 <= action < board.num_actions:
+            return f"actions run from 0 to {board.num_actions - 1} on a {board.rows} x {board.cols} board"
+        if self.phase == OVER:
+            return "the game is over"
+        move = decode(board, action)
+        if move.kind == "place":
+            if self.phase == RESPOND:
+                return (
+                    f"{PLAYER_NAMES[self.to_act]} must first tilt or decline the megalith "
+                    f"standing on {square_name(board, self.pending)}"
+                )
+            if self.kinds[move.square]:
+                what = "a standing" if self.kinds[move.square] == STANDING else "a lying"
+                return f"square {square_name(board, move.square)} already holds {what} megalith"
+            return None
+        if self.phase == PLACE:
+            return f"there is no megalith to {'tilt' if move.kind == TILT else 'decline'}: {PLAYER_NAMES[self.to_act]} must place"
+        if move.kind == TILT:
+            pair = board.tilt_squares[self.pending][move.direction]
+            origin = square_name(board, self.pending)
+            if pair is None:
+                return f"a megalith on {origin} tilted {DIRECTION_NAMES[move.direction]} would leave the board"
+            blocked = [square_name(board, s) for s in pair if self.kinds[s]]
+            if blocked:
+                return (
+                    f"a megalith on {origin} tilted {DIRECTION_NAMES[move.direction]} would need "
+                    f"{' and '.join(blocked)}, which {'is' if len(blocked) == 1 else 'are'} not empty"
+                )
+        return None
+
+    def result(self) -> Result:
+        """The outcome: winner, dolmen sizes and BGA scores. Only once the game is over."""
+        if self.phase != OVER:
+            raise CarnacError("the game is not over yet; use score_now() for the current standing")
+        if self._result is None:
+            self._result = score(self.board, self.cells)
+        return self._result
+
+    def score_now(self) -> Result:
+        """Score the position as it stands, whether or not the game is over."""
+        return score(self.board, self.cells)
+
+    # ----------------------------------------------------------------- moves
+    def apply(self, action: int) -> None:
+        """Play ``action`` (an action number) for the player to act.
+
+        Raises:
+            IllegalActionError: the action is not legal now; the state is unchanged.
+        """
+        reason = self.why_illegal(action)
+        if reason is not None:
+            raise IllegalActionError(_describe(self, action) + " is illegal: " + reason)
+        self._apply_legal(operator.index(action))
+
+    def _apply_legal(self, action: int) -> None:
+        """Play an action already known to be legal (no checks: for search and rollouts)."""
+        base = self.board.squares * 4
+        if action < base:
+            self._place(action >> 2, action & 3)
+        elif action < base + 4:
+            self._tilt(action - base)
+        else:
+            self._decline()
+
+    def place(self, square: int, orientation: int) -> None:
+        """Place a megalith from the supply upright on empty ``square`` (row-major index)
+        with ``orientation`` 0..3 (see :mod:`carnac_env.core.actions`)."""
+        if not (isinstance(orientation, int) and 0 <= orientation < 4):
+            raise IllegalActionError(f"orientation {orientation!r} is not one of 0, 1, 2, 3")
+        if not (isinstance(square, int) and 0 <= square < self.board.squares):
+            raise IllegalActionError(
+                f"square {square!r} is not on the board (0..{self.board.squares - 1})"
+            )
+        self.apply(square * 4 + orientation)
+
+    def tilt(self, direction: int) -> None:
+        """Tilt the megalith awaiting a decision towards ``direction`` (0 N, 1 E, 2 S, 3 W)."""
+        if not (isinstance(direction, int) and 0 <= direction < 4):
+            raise IllegalActionError(f"direction {direction!r} is not one of 0 (N), 1 (E), 2 (S), 3 (W)")
+        self.apply(self.board.squares * 4 + direction)
+
+    def decline(self) -> None:
+        """Decline to tilt: the megalith stands for good and its placer places again."""
+        self.apply(self.board.squares * 4 + 4)
+
+    def _place(self, square: int, orientation: int) -> None:
+        mover = self.to_act
+        top, north_south, east_west = tilt_colours(mover, orientation)
+        self.cells[square] = top
+        self.kinds[square] = STANDING
+        self.supply -= 1
+        self.empty -= 1
+        last = self.supply == 0
+        if (not last or self.board.last_tilt) and self._tilt_targets(square, (north_south, east_west)):
+            self.phase = RESPOND
+            self.pending = square
+            self.pending_colours = (north_south, east_west)
+            self.to_act = 1 - mover
+        elif last or self.empty == 0:
+            self._end()
+        else:
+            self.to_act = 1 - mover
+
+    def _tilt(self, direction: int) -> None:
+        origin = self.pending
+        first, second = self.board.tilt_squares[origin][direction]
+        colour = self.pending_colours[direction & 1]
+        cells, kinds = self.cells, self.kinds
+        cells[origin] = 0
+        kinds[origin] = EMPTY
+        cells[first] = cells[second] = colour
+        kinds[first] = kinds[second] = LYING
+        self.lying.append((first, second))
+        self.empty -= 1
+        self._clear_pending()
+        # The tilter places next; the origin square is empty again, so only the supply can end it.
+        if self.supply == 0:
+            self._end()
+        else:
+            self.phase = PLACE
+
+    def _decline(self) -> None:
+        self._clear_pending()
+        self.to_act = 1 - self.to_act
+        # A decline implies two empty squares, so only the supply can end the game here.
+        if self.supply == 0:
+            self._end()
+        else:
+            self.phase = PLACE
+
+    def _clear_pending(self) -> None:
+        self.pending = -1
+        self.pending_colours = (0, 0)
+
+    def _end(self) -> None:
+        self.phase = OVER
+        self._clear_pending()
+
+    # ----------------------------------------------------------------- hand-built positions
+    @classmethod
+    def from_diagram(
+        cls,
+        board: Board | str,
+        diagram: str | Iterable[str],
+        *,
+        to_act: int = 0,
+        supply: int | None = None,
+        **rules: object,
+    ) -> GameState:
+        """Build a position from a picture of the board, for tests and teaching.
+
+        Args:
+            board: the board (name or Board), with optional ``rules`` options.
+            diagram: one line per row, north first; one character per square, spaces
+                ignored: ``.`` empty, ``R``/``W`` a standing megalith showing red/white,
+                ``r``/``w`` a square of a lying megalith. Lying squares pair up with an
+                east neighbour of the same letter first, else a south one.
+            to_act: the player to place (the position is in the ``PLACE`` phase).
+            supply: megaliths left; by default the board's megaliths minus those drawn.
+
+        Raises:
+            CarnacError: a diagram of the wrong size, an unknown character, lying squares
+                that do not pair up, or a supply that does not fit.
+        """
+        state = cls(board, **rules)
+        board = state.board
+        lines = diagram.strip().splitlines() if isinstance(diagram, str) else list(diagram)
+        rows = ["".join(line.split()) for line in lines if line.strip()]
+        if len(rows) != board.rows or any(len(r) != board.cols for r in rows):
+            raise CarnacError(
+                f"diagram is {len(rows)} rows of lengths {[len(r) for r in rows]}; "
+                f"expected {board.rows} rows of {board.cols} squares"
+            )
+        codes = {".": (0, EMPTY), "R": (RED, STANDING), "W": (WHITE, STANDING),
+                 "r": (RED, LYING), "w": (WHITE, LYING)}
+        for square, char in enumerate("".join(rows)):
+            if char not in codes:
+                raise CarnacError(
+                    f"diagram square {square_name(board, square)} has {char!r}; expected one of . R W r w"
+                )
+            state.cells[square], state.kinds[square] = codes[char]
+        paired = bytearray(board.squares)
+        standing = 0
+        for square in range(board.squares):
+            if state.kinds[square] == STANDING:
+                standing += 1
+            if state.kinds[square] != LYING or paired[square]:
+                continue
+            for direction in (1, 2):  # east, then south
+                pair = board.tilt_squares[square][direction]
+                other = pair[0] if pair else None
+                if (
+                    other is not None
+                    and state.kinds[other] == LYING
+                    and not paired[other]
+                    and state.cells[other] == state.cells[square]
+                ):
+                    paired[square] = paired[other] = 1
+                    state.lying.append((square, other))
+                    break
+            else:
+                raise CarnacError(
+                    f"diagram square {square_name(board, square)} is a lying megalith with no "
+                    "partner of its colour to the east or south"
+                )
+        used = standing + len(state.lying)
+        state.empty = sum(1 for k in state.kinds if k == EMPTY)
+        state.supply = board.megaliths - used if supply is None else supply
+        if not 0 < state.supply <= board.megaliths - used or state.empty == 0:
+            raise CarnacError(
+                f"supply {state.supply} does not fit a position with {used} megaliths on the "
+                f"board of a {board.megaliths}-megalith game and {state.empty} empty squares "
+                "(a playable position needs a supply >= 1 and an empty square)"
+            )
+        if to_act not in (0, 1):
+            raise CarnacError(f"to_act={to_act!r}; expected 0 (Red) or 1 (White)")
+        state.to_act = to_act
+        return state
+
+    def diagram(self) -> str:
+        """The inverse of :meth:`from_diagram`: one line per row, north first."""
+        letters = {(0, EMPTY): ".", (RED, STANDING): "R", (WHITE, STANDING): "W",
+                   (RED, LYING): "r", (WHITE, LYING): "w"}
+        cols = self.board.cols
+        out = []
+        for r in range(self.board.rows):
+            out.append("".join(letters[self.cells[s], self.kinds[s]] for s in range(r * cols, (r + 1) * cols)))
+        return "\n".join(out)
+
+
+def _describe(state: GameState, action: object) -> str:
+    if (
+        isinstance(action, int | np.integer)
+        and not isinstance(action, bool)
+        and 0 <= action < state.board.num_actions
+    ):
+        return f"action {int(action)} ({action_to_text(state.board, int(action), state.to_act)})"
+    return f"action {action!r}"

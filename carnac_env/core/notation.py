@@ -1,0 +1,136 @@
+"""The move notation: a short text for every action, and its parser.
+
+* Squares are named like a chess board seen with north at the top: a column letter from
+  the west edge (``a``, ``b``, ... ``z``, ``aa``, ...) and a row number from the north edge
+  starting at 1. Square ``a1`` is the north-west corner.
+* A placement names the square, the colour on top (``R`` red, ``W`` white) and the axis
+  whose long faces share the top colour (``ns`` or ``ew``): ``c4 Rns`` puts red on top on
+  c4, and a tilt north or south would then show red, a tilt east or west white.
+* A tilt names the direction: ``tilt N``, ``tilt E``, ``tilt S``, ``tilt W``.
+* A decline is ``decline``.
+
+Colours in the notation are absolute (what a person sees); the action numbers are relative
+to the mover, so formatting and parsing a placement need to know who moves.
+The parser accepts any letter case, extra spaces, ``c4Rns`` without the space, direction
+words (``tilt north``) and the bare action number as a string.
+"""
+
+from __future__ import annotations
+
+import re
+
+from carnac_env.core.actions import decode, orientation_for, tilt_colours
+from carnac_env.core.boards import DIRECTION_NAMES, Board
+from carnac_env.errors import NotationError
+
+COLOUR_LETTERS = {1: "R", 2: "W"}
+DIRECTION_LETTERS = "NESW"
+
+_PLACE = re.compile(r"^([a-z]+)(\d+)\s*([rw])\s*(ns|ew)$")
+_SQUARE = re.compile(r"^([a-z]+)(\d+)$")
+_TILT = re.compile(r"^tilt\s*(n|e|s|w|north|east|south|west)$")
+
+
+def square_name(board: Board, square: int) -> str:
+    """``a1`` for square 0 (north-west); see the module docstring."""
+    r, c = divmod(square, board.cols)
+    return f"{column_name(c)}{r + 1}"
+
+
+def column_name(col: int) -> str:
+    """Column letters: a..z, then aa, ab, ... (west to east)."""
+    name = ""
+    col += 1
+    while col:
+        col, rem = divmod(col - 1, 26)
+        name = chr(97 + rem) + name
+    return name
+
+
+def parse_square(board: Board, text: str) -> int:
+    """The square index (row-major) for a square name such as ``c4``.
+
+    Raises:
+        NotationError: not a square name, or a square off this board.
+    """
+    match = _SQUARE.match(text.strip().lower())
+    if not match:
+        raise NotationError(f"{text!r} is not a square name; expected a column letter and a row number such as 'c4'")
+    return _square(board, match.group(1), match.group(2), text)
+
+
+def _square(board: Board, letters: str, digits: str, text: str) -> int:
+    col = 0
+    for ch in letters:
+        col = col * 26 + (ord(ch) - 96)
+    col -= 1
+    row = int(digits) - 1
+    if not (0 <= row < board.rows and 0 <= col < board.cols):
+        raise NotationError(
+            f"{text!r}: square {letters}{digits} is not on the {board.rows} x {board.cols} board "
+            f"(columns a-{column_name(board.cols - 1)}, rows 1-{board.rows})"
+        )
+    return row * board.cols + col
+
+
+def action_to_text(board: Board, action: int, mover: int) -> str:
+    """The notation for ``action`` played by ``mover`` (0 Red, 1 White).
+
+    Raises:
+        NotationError: ``action`` is outside the action space or ``mover`` not 0 or 1.
+    """
+    if mover not in (0, 1):
+        raise NotationError(f"mover {mover!r} must be 0 (Red) or 1 (White)")
+    if not 0 <= action < board.num_actions:
+        raise NotationError(f"action {action} is outside 0..{board.num_actions - 1}")
+    move = decode(board, action)
+    if move.kind == "place":
+        top, north_south, _ = tilt_colours(mover, move.orientation)
+        axis = "ns" if north_south == top else "ew"
+        return f"{square_name(board, move.square)} {COLOUR_LETTERS[top]}{axis}"
+    if move.kind == "tilt":
+        return f"tilt {DIRECTION_LETTERS[move.direction]}"
+    return "decline"
+
+
+def parse_action(board: Board, text: str, mover: int) -> int:
+    """The action number that ``text`` means when ``mover`` (0 Red, 1 White) plays it.
+
+    This checks the notation and the board, not whether the move is legal now.
+
+    Raises:
+        NotationError: the text says where it does not parse.
+    """
+    if not isinstance(text, str):
+        raise NotationError(f"a move must be a string, got {type(text).__name__}")
+    if mover not in (0, 1):
+        raise NotationError(f"mover {mover!r} must be 0 (Red) or 1 (White)")
+    norm = " ".join(text.strip().lower().split())
+    if norm.isdigit():
+        action = int(norm)
+        if action >= board.num_actions:
+            raise NotationError(f"{text!r}: action {action} is outside 0..{board.num_actions - 1}")
+        return action
+    if norm in ("decline", "d", "pass"):
+        return board.squares * 4 + 4
+    match = _TILT.match(norm)
+    if match:
+        word = match.group(1)
+        direction = DIRECTION_LETTERS.lower().index(word[0]) if len(word) == 1 else DIRECTION_NAMES.index(word)
+        return board.squares * 4 + direction
+    match = _PLACE.match(norm)
+    if match:
+        letters, digits, colour, axis = match.groups()
+        square = _square(board, letters, digits, text)
+        top = 1 if colour == "r" else 2
+        north_south = top if axis == "ns" else 3 - top
+        return square * 4 + orientation_for(mover, top, north_south)
+    if _SQUARE.match(norm):
+        raise NotationError(
+            f"{text!r}: a placement needs the colour on top and the axis showing it, "
+            f"for example '{norm} Rns' or '{norm} Wew'"
+        )
+    raise NotationError(
+        f"{text!r} is not a move; expected a placement such as 'c4 Rns' (square, top colour R/W, "
+        "axis ns/ew), 'tilt N' (N, E, S or W) or 'decline'"
+    )

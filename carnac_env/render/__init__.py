@@ -1,0 +1,1 @@
+"""Renderers: text (always available) and, with the render extra, images."""

@@ -1,0 +1,134 @@
+"""The board as text, for terminals and logs (no GUI library involved).
+
+Each square is one letter: ``R``/``W`` a standing megalith showing red/white on top,
+``r``/``w`` a square of a lying megalith, ``.`` an empty square. The two squares of a lying
+megalith are joined (``r-r`` across a row, ``|`` between rows). The megalith awaiting a
+tilt decision stands in brackets, ``[R]``, and the squares a legal tilt would cover carry
+the tilt's direction letter in lower case (``n``, ``e``, ``s``, ``w`` on an empty square).
+Coordinates match the move notation. With ``color=True`` the letters are also coloured
+with ANSI escape codes (red and bright white; lying megaliths dimmer).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from carnac_env.core.boards import DIRECTION_NAMES
+from carnac_env.core.game import LYING, OVER, PLAYER_NAMES, RESPOND, STANDING, GameState
+from carnac_env.core.notation import COLOUR_LETTERS, DIRECTION_LETTERS, column_name, square_name
+
+_COLOUR_CODES = {1: "\x1b[1;31m", 2: "\x1b[1;97m"}
+_DIM_CODES = {1: "\x1b[31m", 2: "\x1b[37m"}
+_RESET = "\x1b[0m"
+
+
+def supports_color(stream: TextIO | None = None) -> bool:
+    """Whether ``stream`` (stdout by default) is a terminal that takes ANSI colours
+    (honouring the ``NO_COLOR`` and ``FORCE_COLOR`` conventions)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = sys.stdout if stream is None else stream
+    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+
+
+def render_text(state: GameState, color: bool = False, agent_names: tuple[str, str] | None = None) -> str:
+    """The board and a status block as text; see the module docstring for the symbols.
+
+    Args:
+        state: the position to draw.
+        color: add ANSI colour codes around the letters.
+        agent_names: optional names for players 0 and 1 in the status lines.
+    """
+    board = state.board
+    rows, cols = board.rows, board.cols
+    names = agent_names or ("player_0", "player_1")
+    previews: dict[int, str] = {}
+    for direction, (first, second, _) in state.tilt_targets().items():
+        previews[first] = previews[second] = DIRECTION_LETTERS[direction].lower()
+    east_joins = set()
+    south_joins = set()
+    for first, second in state.lying:
+        a, b = min(first, second), max(first, second)
+        (east_joins if b == a + 1 else south_joins).add(a)
+
+    def cell(square: int) -> str:
+        colour, kind = state.cells[square], state.kinds[square]
+        if kind == STANDING:
+            text = COLOUR_LETTERS[colour]
+        elif kind == LYING:
+            text = COLOUR_LETTERS[colour].lower()
+        else:
+            text = previews.get(square, ".")
+        if color and kind:
+            text = (_COLOUR_CODES if kind == STANDING else _DIM_CODES)[colour] + text + _RESET
+        return text
+
+    label_width = len(str(rows))
+    width = label_width + 3 * cols + 2
+
+    def x_of(c: int) -> int:
+        return label_width + 2 + 3 * c
+
+    header = [" "] * width
+    for c in range(cols):
+        for i, ch in enumerate(column_name(c)):
+            header[x_of(c) + i] = ch
+    lines = ["".join(header).rstrip()]
+    for r in range(rows):
+        line = [" "] * width
+        line[:label_width] = list(f"{r + 1:>{label_width}}")
+        for c in range(cols):
+            square = r * cols + c
+            x = x_of(c)
+            line[x] = cell(square)
+            if square == state.pending:
+                line[x - 1], line[x + 1] = "[", "]"
+            if square in east_joins:
+                line[x + 1] = line[x + 2] = "-"
+        lines.append("".join(line).rstrip())
+        if r < rows - 1 and any(r * cols + c in south_joins for c in range(cols)):
+            marks = [" "] * width
+            for c in range(cols):
+                if r * cols + c in south_joins:
+                    marks[x_of(c)] = "|"
+            lines.append("".join(marks).rstrip())
+    lines.append("")
+    lines.extend(status_lines(state, names))
+    return "\n".join(lines)
+
+
+def status_lines(state: GameState, names: tuple[str, str] = ("player_0", "player_1")) -> list[str]:
+    """Supply, whose turn it is and what they must do (or the result once it is over)."""
+    board = state.board
+    lines = [f"Supply: {state.supply} of {board.megaliths} megaliths left"]
+    if state.phase == OVER:
+        result = state.result()
+        for player in (0, 1):
+            sizes = list(result.dolmens[player])
+            lines.append(
+                f"{PLAYER_NAMES[player]} ({names[player]}): {len(sizes)} dolmens {sizes}, BGA score {result.scores[player]}"
+            )
+        if result.winner is None:
+            lines.append("Game over: a draw")
+        else:
+            lines.append(f"Game over: {PLAYER_NAMES[result.winner]} ({names[result.winner]}) wins")
+        return lines
+    who = f"{PLAYER_NAMES[state.to_act]} ({names[state.to_act]})"
+    if state.phase == RESPOND:
+        options = []
+        for direction, (first, second, colour) in state.tilt_targets().items():
+            options.append(
+                f"tilt {DIRECTION_LETTERS[direction]} ({DIRECTION_NAMES[direction]}: "
+                f"{COLOUR_LETTERS[colour]} on {square_name(board, first)},{square_name(board, second)})"
+            )
+        lines.append(
+            f"{who} to tilt or decline the megalith on {square_name(board, state.pending)}: "
+            + "; ".join(options + ["decline"])
+        )
+    else:
+        lines.append(f"{who} to place a megalith on an empty square")
+    return lines
