@@ -31,7 +31,7 @@ Version history: v0, the first release.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import logger, spaces
@@ -79,7 +79,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         ValueError: an unknown board, rules option or render mode, or an impossible board.
     """
 
-    metadata = {
+    metadata: ClassVar[dict[str, Any]] = {
         "name": "carnac_v0",
         "render_modes": list(RENDER_MODES),
         "is_parallelizable": False,
@@ -204,7 +204,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     # ----------------------------------------------------------------- conveniences
     def describe_action(self, action: object) -> str:
         """``"action 123 (c4 Rns)"``: an action number with its notation for the agent to act."""
-        if isinstance(action, int | np.integer) and not isinstance(action, bool) and 0 <= action < self.board.num_actions:
+        if (
+            isinstance(action, int | np.integer)
+            and not isinstance(action, bool)
+            and 0 <= action < self.board.num_actions
+        ):
             return f"action {int(action)} ({action_to_text(self.board, int(action), self.game.to_act)})"
         return f"action {action!r}"
 

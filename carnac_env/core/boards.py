@@ -52,9 +52,7 @@ class Board:
     last_tilt: bool = True
     #: ``tilt_squares[square][direction]`` is the pair of squares a megalith standing on
     #: ``square`` would cover if tilted that way, or ``None`` where that runs off the board.
-    tilt_squares: tuple[tuple[tuple[int, int] | None, ...], ...] = field(
-        init=False, repr=False, compare=False
-    )
+    tilt_squares: tuple[tuple[tuple[int, int] | None, ...], ...] = field(init=False, repr=False, compare=False)
     #: ``neighbours[square]``: the orthogonally adjacent squares, for dolmen detection.
     neighbours: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
 
@@ -104,15 +102,11 @@ def _validate(board: Board) -> None:
     for option in ("rows", "cols", "megaliths", "min_dolmen"):
         value = getattr(board, option)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise CarnacError(
-                f"board option {option}={value!r} must be an integer, got {type(value).__name__}"
-            )
+            raise CarnacError(f"board option {option}={value!r} must be an integer, got {type(value).__name__}")
     if not isinstance(board.last_tilt, bool):
         raise CarnacError(f"board option last_tilt={board.last_tilt!r} must be True or False")
     if board.rows < 1 or board.cols < 1:
-        raise CarnacError(
-            f"a {board.rows} x {board.cols} board has no room to play: rows and cols must be >= 1"
-        )
+        raise CarnacError(f"a {board.rows} x {board.cols} board has no room to play: rows and cols must be >= 1")
     if board.megaliths < 1:
         raise CarnacError(f"megaliths={board.megaliths} is impossible: the supply needs >= 1 megalith")
     if board.megaliths > MAX_MEGALITHS:
@@ -158,8 +152,7 @@ def make_board(board: str | Board = "medium", **rules: Any) -> Board:
     unknown = sorted(set(rules) - set(RULE_OPTIONS))
     if unknown:
         raise CarnacError(
-            f"unknown rules option(s) {', '.join(map(repr, unknown))}; "
-            f"expected any of {', '.join(RULE_OPTIONS)}"
+            f"unknown rules option(s) {', '.join(map(repr, unknown))}; expected any of {', '.join(RULE_OPTIONS)}"
         )
     if isinstance(board, Board):
         base = board
@@ -178,9 +171,7 @@ def make_board(board: str | Board = "medium", **rules: Any) -> Board:
     elif isinstance(board, str) and board in BOARDS:
         base = BOARDS[board]
     else:
-        raise CarnacError(
-            f"unknown board {board!r}; expected one of {', '.join(BOARDS)} or 'custom'"
-        )
+        raise CarnacError(f"unknown board {board!r}; expected one of {', '.join(BOARDS)} or 'custom'")
     if not rules:
         return base
     changed = {k: v for k, v in rules.items() if getattr(base, k) != v or type(getattr(base, k)) is not type(v)}

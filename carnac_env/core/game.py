@@ -123,11 +123,7 @@ class GameState:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GameState):
             return NotImplemented
-        return all(
-            getattr(self, name) == getattr(other, name)
-            for name in self.__slots__
-            if name != "_result"
-        )
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__ if name != "_result")
 
     __hash__ = None  # mutable
 
@@ -206,7 +202,8 @@ class GameState:
                 return f"square {square_name(board, move.square)} already holds {what} megalith"
             return None
         if self.phase == PLACE:
-            return f"there is no megalith to {'tilt' if move.kind == TILT else 'decline'}: {PLAYER_NAMES[self.to_act]} must place"
+            verb = "tilt" if move.kind == TILT else "decline"
+            return f"there is no megalith to {verb}: {PLAYER_NAMES[self.to_act]} must place"
         if move.kind == TILT:
             pair = board.tilt_squares[self.pending][move.direction]
             origin = square_name(board, self.pending)
@@ -260,9 +257,7 @@ class GameState:
         if not (isinstance(orientation, int) and 0 <= orientation < 4):
             raise IllegalActionError(f"orientation {orientation!r} is not one of 0, 1, 2, 3")
         if not (isinstance(square, int) and 0 <= square < self.board.squares):
-            raise IllegalActionError(
-                f"square {square!r} is not on the board (0..{self.board.squares - 1})"
-            )
+            raise IllegalActionError(f"square {square!r} is not on the board (0..{self.board.squares - 1})")
         self.apply(square * 4 + orientation)
 
     def tilt(self, direction: int) -> None:
@@ -363,8 +358,7 @@ class GameState:
                 f"diagram is {len(rows)} rows of lengths {[len(r) for r in rows]}; "
                 f"expected {board.rows} rows of {board.cols} squares"
             )
-        codes = {".": (0, EMPTY), "R": (RED, STANDING), "W": (WHITE, STANDING),
-                 "r": (RED, LYING), "w": (WHITE, LYING)}
+        codes = {".": (0, EMPTY), "R": (RED, STANDING), "W": (WHITE, STANDING), "r": (RED, LYING), "w": (WHITE, LYING)}
         for square, char in enumerate("".join(rows)):
             if char not in codes:
                 raise CarnacError(
@@ -411,8 +405,13 @@ class GameState:
 
     def diagram(self) -> str:
         """The inverse of :meth:`from_diagram`: one line per row, north first."""
-        letters = {(0, EMPTY): ".", (RED, STANDING): "R", (WHITE, STANDING): "W",
-                   (RED, LYING): "r", (WHITE, LYING): "w"}
+        letters = {
+            (0, EMPTY): ".",
+            (RED, STANDING): "R",
+            (WHITE, STANDING): "W",
+            (RED, LYING): "r",
+            (WHITE, LYING): "w",
+        }
         cols = self.board.cols
         out = []
         for r in range(self.board.rows):
@@ -421,10 +420,6 @@ class GameState:
 
 
 def _describe(state: GameState, action: object) -> str:
-    if (
-        isinstance(action, int | np.integer)
-        and not isinstance(action, bool)
-        and 0 <= action < state.board.num_actions
-    ):
+    if isinstance(action, int | np.integer) and not isinstance(action, bool) and 0 <= action < state.board.num_actions:
         return f"action {int(action)} ({action_to_text(state.board, int(action), state.to_act)})"
     return f"action {action!r}"

@@ -41,14 +41,14 @@ class GameRecord:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_actions(
-        cls, board: Board, actions: Iterable[int], meta: dict[str, Any] | None = None
-    ) -> GameRecord:
+    def from_actions(cls, board: Board, actions: Iterable[int], meta: dict[str, Any] | None = None) -> GameRecord:
         """Record a game given as action numbers from the start (validated by replaying)."""
         state = GameState(board)
         moves = []
         for index, action in enumerate(actions, start=1):
-            moves.append(action_to_text(board, action, state.to_act) if 0 <= action < board.num_actions else str(action))
+            moves.append(
+                action_to_text(board, action, state.to_act) if 0 <= action < board.num_actions else str(action)
+            )
             try:
                 state.apply(action)
             except CarnacError as err:
@@ -152,7 +152,9 @@ class GameRecord:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
-            raise RecordError(f"a game record must be JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+            raise RecordError(
+                f"a game record must be JSON: {err.msg} at line {err.lineno} column {err.colno}"
+            ) from None
         return cls.from_dict(data)
 
     def save(self, path: str | Path) -> None:

@@ -110,7 +110,8 @@ def status_lines(state: GameState, names: tuple[str, str] = ("player_0", "player
         for player in (0, 1):
             sizes = list(result.dolmens[player])
             lines.append(
-                f"{PLAYER_NAMES[player]} ({names[player]}): {len(sizes)} dolmens {sizes}, BGA score {result.scores[player]}"
+                f"{PLAYER_NAMES[player]} ({names[player]}): {len(sizes)} dolmens {sizes}, "
+                f"BGA score {result.scores[player]}"
             )
         if result.winner is None:
             lines.append("Game over: a draw")
@@ -127,7 +128,7 @@ def status_lines(state: GameState, names: tuple[str, str] = ("player_0", "player
             )
         lines.append(
             f"{who} to tilt or decline the megalith on {square_name(board, state.pending)}: "
-            + "; ".join(options + ["decline"])
+            + "; ".join([*options, "decline"])
         )
     else:
         lines.append(f"{who} to place a megalith on an empty square")
