@@ -37,15 +37,15 @@ import numpy as np
 from gymnasium import logger, spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, GameState
 from carnac_env.core.notation import action_to_text, parse_action
-from carnac_env.core.observation import NUM_PLANES, SUPPLY, legal_mask, observation_planes
+from carnac_env.core.observation import NUM_PLANES, SUPPLY, ObservationTracker
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError, IllegalActionError
 from carnac_env.render.ansi import render_text, supports_color
+from carnac_env.wrappers import wrap
 
 AGENTS = ("player_0", "player_1")
 RENDER_MODES = ("human", "ansi")
@@ -143,6 +143,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def _start_new_game(self, state: GameState, played: list[int]) -> None:
         self.game = state
+        self._tracker = ObservationTracker(state)
         self.history = played
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0)
@@ -156,11 +157,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": planes, "action_mask": mask}`` for ``agent`` (fresh arrays)."""
-        player = AGENTS.index(agent)
-        return {
-            "observation": observation_planes(self.game, player),
-            "action_mask": legal_mask(self.game, player),
-        }
+        player = 0 if agent == "player_0" else AGENTS.index(agent)
+        tracker = self._tracker
+        mask = tracker.mask_to_act if player == self.game.to_act else tracker._zeros
+        return {"observation": tracker.observation(player), "action_mask": mask.copy()}
 
     def step(self, action: int | None) -> None:
         """Play ``action`` for ``agent_selection``; ``None`` for an agent that is done.
@@ -173,13 +173,19 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        reason = self.game.why_illegal(action)
-        if reason is not None:
-            described = self.describe_action(action)
-            raise IllegalActionError(f"{agent}: {described} is illegal: {reason}")
+        legal = (
+            isinstance(action, int | np.integer)
+            and not isinstance(action, bool)
+            and 0 <= action < self.board.num_actions
+            and self._tracker.mask_to_act[action]
+        )
+        if not legal:
+            reason = self.game.why_illegal(action) or "unknown"
+            raise IllegalActionError(f"{agent}: {self.describe_action(action)} is illegal: {reason}")
         action = int(action)
         self._cumulative_rewards[agent] = 0
         self.game._apply_legal(action)
+        self._tracker.update(self.game, action)
         self.history.append(action)
         if self.game.phase == OVER:
             self._finish()
@@ -261,8 +267,4 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 def env(board: str | Board = "medium", render_mode: str | None = None, **rules: Any) -> AECEnv:
     """:class:`raw_env` in PettingZoo's standard wrappers (illegal moves lose with -1,
     out-of-bounds actions assert, call order enforced). Arguments as for :class:`raw_env`."""
-    wrapped: AECEnv = raw_env(board=board, render_mode=render_mode, **rules)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
-    return wrapped
+    return wrap(raw_env(board=board, render_mode=render_mode, **rules), illegal_reward=-1)

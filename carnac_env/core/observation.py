@@ -88,3 +88,97 @@ def legal_mask(state: GameState, player: int | None = None) -> np.ndarray:
             mask[base + direction] = 1
         mask[base + 4] = 1
     return mask
+
+
+# _ROWS[colour, kind, player] = planes 0-3 of a square with that cell colour and kind, seen by player.
+_ROWS = np.zeros((3, 3, 2, 4), dtype=np.int8)
+for _colour in range(3):
+    for _kind in range(3):
+        for _player in range(2):
+            _ROWS[_colour, _kind, _player] = (
+                _colour == _player + 1,
+                _colour == 2 - _player,
+                _kind == 1,
+                _kind == 2,
+            )
+_TO_ACT_ROWS = np.array([[[1], [0]], [[0], [1]], [[0], [0]]], dtype=np.int8)  # [to_act or 2 if over, player]
+
+
+class ObservationTracker:
+    """Both players' observation planes and the legal mask, kept up to date move by move.
+
+    The environments call :meth:`update` after each action instead of recomputing
+    :func:`observation_planes` from scratch; only the squares a move touches are written.
+    The results are identical to the reference functions (checked by the tests).
+    """
+
+    def __init__(self, state: GameState) -> None:
+        self.reset(state)
+
+    def reset(self, state: GameState) -> None:
+        """Rebuild everything from ``state``."""
+        board = state.board
+        self._shape = (board.rows, board.cols, NUM_PLANES)
+        self._base = board.squares * 4
+        self.planes = np.stack([observation_planes(state, p).reshape(board.squares, NUM_PLANES) for p in (0, 1)])
+        self._zeros = np.zeros(board.num_actions, dtype=np.int8)
+        place = legal_mask(state) if state.phase == PLACE else self._zeros.copy()
+        if state.phase != PLACE:
+            empty = np.frombuffer(bytes(state.kinds), dtype=np.uint8) == 0
+            place[: self._base] = np.repeat(empty, 4)
+        self._place_mask = place
+        self._marked: list[int] = []
+        self._pending = -1
+        self._mark_pending(state)
+
+    def update(self, state: GameState, action: int) -> None:
+        """Bring the planes up to date after ``action`` was applied to ``state``."""
+        planes = self.planes
+        base = self._base
+        place = self._place_mask
+        if action < base:
+            square = action >> 2
+            planes[:, square, :4] = _ROWS[state.cells[square], state.kinds[square]]
+            place[4 * square : 4 * square + 4] = 0
+            planes[:, :, SUPPLY] = state.supply
+        elif action < base + 4:
+            origin = self._pending
+            first, second = state.lying[-1]
+            planes[:, origin, :4] = 0
+            planes[:, first, :4] = planes[:, second, :4] = _ROWS[state.cells[first], 2]
+            place[4 * origin : 4 * origin + 4] = 1
+            place[4 * first : 4 * first + 4] = 0
+            place[4 * second : 4 * second + 4] = 0
+        if self._marked:
+            planes[:, self._marked, AWAITING:TO_ACT] = 0
+            self._marked = []
+        self._mark_pending(state)
+
+    def _mark_pending(self, state: GameState) -> None:
+        planes = self.planes
+        phase = state.phase
+        planes[:, :, TO_ACT] = _TO_ACT_ROWS[2 if phase == OVER else state.to_act]
+        self._pending = state.pending
+        if phase == RESPOND:
+            marked = [state.pending]
+            planes[:, state.pending, AWAITING] = 1
+            mask = self._zeros.copy()
+            for direction, (first, second, colour) in state.tilt_targets().items():
+                # Red's own-colour plane is Red's tilt plane; White sees it as the opponent's.
+                red_plane = TILT_OWN if colour == 1 else TILT_OPPONENT
+                planes[0, first, red_plane] = planes[0, second, red_plane] = 1
+                white_plane = TILT_OPPONENT if colour == 1 else TILT_OWN
+                planes[1, first, white_plane] = planes[1, second, white_plane] = 1
+                marked += (first, second)
+                mask[self._base + direction] = 1
+            mask[self._base + 4] = 1
+            self._marked = marked
+            self.mask_to_act = mask
+        elif phase == PLACE:
+            self.mask_to_act = self._place_mask
+        else:
+            self.mask_to_act = self._zeros
+
+    def observation(self, player: int) -> np.ndarray:
+        """A fresh copy of ``player``'s observation, shape ``(rows, cols, NUM_PLANES)``."""
+        return self.planes[player].reshape(self._shape).copy()

@@ -1,0 +1,257 @@
+"""The agent protocol, agent specs and :func:`make`.
+
+An *agent* is any object with ``act(env) -> int``: given a carnac AEC environment (wrapped
+or raw) at the turn of ``env.agent_selection``, it returns a legal action number for that
+agent. Search agents read the rules core through ``env.unwrapped.game`` (a
+:class:`~carnac_env.core.game.GameState`; they copy it, never change it); learned agents
+read ``env.observe(env.agent_selection)``. An agent may also have ``reset(seed)``, called
+before each game (the arena seeds every game this way), and should be picklable.
+
+A *spec* is a string naming an agent and its options::
+
+    random                      greedy
+    mcts                        mcts:sims=400
+    mcts:seconds=0.5            mcts:sims=2000:c=1.0      (options joined by ':' or ',')
+    mypackage.agents.MyAgent    mypackage.agents.MyAgent:depth=3
+    mypackage.agents.policy     (a function env -> action)
+
+The name is the text before the first ``:``. A name with a dot is an import path
+``module.attribute`` (split at its last dot). The attribute may be a class (called with
+the options as keyword arguments, plus ``seed=`` when its constructor takes one), an
+object with ``act`` (used as it is), or a plain function ``f(env) -> int`` (wrapped; no
+options). Option values are read as int, float, ``true``/``false`` or text.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from carnac_env.core.game import GameState
+from carnac_env.errors import CarnacError
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the arena, the CLI and the Gymnasium opponent helper need from an agent."""
+
+    def act(self, env: Any) -> int:
+        """A legal action for ``env.agent_selection``."""
+        ...
+
+
+def game_of(env: Any) -> GameState:
+    """The live :class:`GameState` behind a carnac AEC env (wrapped or raw), or a GameState itself."""
+    if isinstance(env, GameState):
+        return env
+    game = getattr(getattr(env, "unwrapped", env), "game", None)
+    if not isinstance(game, GameState):
+        raise CarnacError(
+            f"an agent needs a carnac AEC env (with env.unwrapped.game) or a GameState, got {type(env).__name__}"
+        )
+    return game
+
+
+class SearchAgent:
+    """Base class of the built-in agents: they decide from the rules core alone.
+
+    Subclasses implement :meth:`choose` on a :class:`GameState`; :meth:`act` takes an env.
+    ``seed`` seeds the agent's own random generator; :meth:`reset` re-seeds it.
+    """
+
+    #: The spec name (``random``, ``greedy``, ``mcts``).
+    name = ""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = int(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start afresh before a game; with ``seed``, use that seed from now on."""
+        if seed is not None:
+            self.seed = int(seed)
+
+    def act(self, env: Any) -> int:
+        """A legal action for the player to act in ``env`` (a carnac AEC env or a GameState)."""
+        game = game_of(env)
+        if game.is_over:
+            raise CarnacError("the game is over; there is no action to choose")
+        return self.choose(game)
+
+    def choose(self, state: GameState) -> int:  # pragma: no cover - abstract
+        """A legal action for ``state.to_act``; ``state`` is left unchanged."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r}, seed={self.seed})"
+
+    @property
+    def spec(self) -> str:
+        """The spec string that builds this agent again."""
+        return self.name
+
+
+class FunctionAgent:
+    """Wraps a plain function ``f(env) -> int`` as an agent."""
+
+    def __init__(self, function: Callable[[Any], int], name: str = "") -> None:
+        self.function = function
+        self.name = name or getattr(function, "__qualname__", "function")
+
+    def act(self, env: Any) -> int:
+        """Call the function."""
+        return int(self.function(env))
+
+    def reset(self, seed: int | None = None) -> None:
+        """Functions keep no state."""
+
+
+# name -> (factory, {option: (type, default, description)}, description)
+_REGISTRY: dict[str, tuple[Callable[..., Any], dict[str, tuple[type, Any, str]], str]] = {}
+
+
+def register(
+    name: str, factory: Callable[..., Any], options: dict[str, tuple[type, Any, str]], description: str
+) -> None:
+    """Register a built-in agent name (used by the modules of this package)."""
+    _REGISTRY[name] = (factory, options, description)
+
+
+def agent_names() -> list[str]:
+    """The built-in agent names."""
+    return list(_REGISTRY)
+
+
+def describe_agents() -> str:
+    """A few lines listing the built-in agents, their options and the user-agent syntax."""
+    lines = []
+    for name, (_, options, description) in _REGISTRY.items():
+        opts = ", ".join(f"{key}={default} ({text})" for key, (_, default, text) in options.items())
+        lines.append(f"  {name}: {description}" + (f"; options: {opts}" if opts else ""))
+    lines.append(
+        "  module.path.Attribute[:option=value...]: your own agent class, agent object or function env -> action"
+    )
+    return "\n".join(lines)
+
+
+def _convert(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """Split a spec into its name and raw option texts: ``"mcts:sims=400"`` -> ``("mcts", {"sims": "400"})``.
+
+    Raises:
+        CarnacError: an empty name or an option that is not ``key=value``.
+    """
+    if not isinstance(spec, str):
+        raise CarnacError(f"an agent spec must be a string, got {type(spec).__name__}")
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip()
+    if not name:
+        raise CarnacError(f"agent spec {spec!r} has no agent name; the agents are:\n{describe_agents()}")
+    options: dict[str, str] = {}
+    for part in rest.replace(",", ":").split(":") if rest else []:
+        key, eq, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not value:
+            raise CarnacError(
+                f"agent spec {spec!r}: option {part!r} is not key=value (for example 'mcts:sims=400')"
+            )
+        if key in options:
+            raise CarnacError(f"agent spec {spec!r}: option {key!r} is given twice")
+        options[key] = value
+    return name, options
+
+
+def make(spec: str | Any, seed: int = 0) -> Any:
+    """Build an agent from a spec (see the module docstring), or pass an agent through.
+
+    Args:
+        spec: a spec string such as ``"mcts:sims=400"``, or an agent object (anything with
+            ``act``), returned unchanged (the caller owns it and its seeding).
+        seed: seeds the agent's random choices; the same seed gives the same moves
+            (for ``mcts``, with a ``sims`` budget rather than ``seconds``).
+
+    Raises:
+        CarnacError: an unknown agent, an unknown or malformed option, or a user agent path
+            that does not import; the message lists the agents and their options.
+    """
+    if not isinstance(spec, str):
+        if hasattr(spec, "act"):
+            return spec
+        raise CarnacError(
+            f"expected an agent spec string or an object with act(env), got {type(spec).__name__}; "
+            f"the agents are:\n{describe_agents()}"
+        )
+    name, raw = parse_spec(spec)
+    if name in _REGISTRY:
+        factory, known, _ = _REGISTRY[name]
+        kwargs: dict[str, Any] = {}
+        for key, text in raw.items():
+            if key not in known:
+                choices = ", ".join(known) or "none"
+                raise CarnacError(
+                    f"agent spec {spec!r}: {name} has no option {key!r} (its options: {choices}); "
+                    f"the agents are:\n{describe_agents()}"
+                )
+            kind = known[key][0]
+            try:
+                value = kind(text) if kind is not bool else _convert(text)
+                if kind is bool and not isinstance(value, bool):
+                    raise ValueError
+            except ValueError:
+                raise CarnacError(
+                    f"agent spec {spec!r}: option {key}={text!r} is not a valid {kind.__name__}"
+                ) from None
+            kwargs[key] = value
+        return factory(seed=seed, **kwargs)
+    if "." in name:
+        return _make_user_agent(spec, name, {k: _convert(v) for k, v in raw.items()}, seed)
+    raise CarnacError(f"unknown agent {name!r} in spec {spec!r}; the agents are:\n{describe_agents()}")
+
+
+def _make_user_agent(spec: str, path: str, options: dict[str, Any], seed: int) -> Any:
+    module_name, _, attribute = path.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise CarnacError(f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
+    if not hasattr(module, attribute):
+        raise CarnacError(f"agent spec {spec!r}: module {module_name!r} has no attribute {attribute!r}")
+    target = getattr(module, attribute)
+    if inspect.isclass(target):
+        try:
+            parameters = inspect.signature(target).parameters
+        except (TypeError, ValueError):
+            parameters = {}
+        takes_seed = "seed" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+        try:
+            agent = target(**options, seed=seed) if takes_seed else target(**options)
+        except TypeError as err:
+            raise CarnacError(f"agent spec {spec!r}: {path}({options}) failed: {err}") from None
+        if not hasattr(agent, "act"):
+            raise CarnacError(f"agent spec {spec!r}: {path} built an object without act(env)")
+        return agent
+    if hasattr(target, "act"):
+        if options:
+            raise CarnacError(f"agent spec {spec!r}: {path} is an agent object and takes no options")
+        if hasattr(target, "reset"):
+            target.reset(seed)
+        return target
+    if callable(target):
+        if options:
+            raise CarnacError(f"agent spec {spec!r}: {path} is a function env -> action and takes no options")
+        return FunctionAgent(target, name=path)
+    raise CarnacError(f"agent spec {spec!r}: {path} is neither an agent class, an agent object nor a function")

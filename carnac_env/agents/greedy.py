@@ -1,0 +1,127 @@
+"""``greedy``: a one-move lookahead on a static evaluation, with the opponent's reply to a
+placement (tilt or decline) taken into account.
+
+The evaluation (:func:`evaluate`) scores a position for one player as the sum over that
+player's colour groups minus the same sum for the opponent's, where a group of ``s``
+orthogonally connected squares of one colour is worth
+
+* ``DOLMEN + s`` if it is a dolmen (``s >= min_dolmen``): each dolmen counts far more than
+  its size, as in the rules, where more dolmens wins and sizes only break ties;
+* ``PARTIAL * (s / (min_dolmen - 1)) ** 2`` if it is smaller but touches an empty square (it
+  may still grow into a dolmen), else 0.
+
+A finished game scores ``WIN`` times the result (+1, 0, -1) plus the above, so a won end
+always beats any unfinished position.
+
+To place, the agent tries every legal placement. If the opponent may then tilt the
+megalith, the placement is worth the *least* of the positions after each legal tilt and
+after a decline (the opponent answers to hurt; a one-ply minimax). To respond, it tries
+each legal tilt and declining and keeps the best. Ties among equal values go to a seeded
+random choice.
+"""
+
+from __future__ import annotations
+
+import random
+
+from carnac_env.agents.base import SearchAgent, register
+from carnac_env.core.game import OVER, RESPOND, GameState
+
+DOLMEN = 100.0
+PARTIAL = 40.0
+WIN = 10_000.0
+
+
+def evaluate(state: GameState, player: int) -> float:
+    """The static evaluation of ``state`` for ``player`` (0 Red, 1 White); see the module docstring."""
+    board = state.board
+    cells = state.cells
+    kinds = state.kinds
+    neighbours = board.neighbours
+    threshold = board.min_dolmen
+    span = max(threshold - 1, 1)
+    own = player + 1
+    seen = bytearray(board.squares)
+    total = 0.0
+    for start in range(board.squares):
+        colour = cells[start]
+        if not colour or seen[start]:
+            continue
+        seen[start] = 1
+        stack = [start]
+        size = 0
+        free = False
+        while stack:
+            square = stack.pop()
+            size += 1
+            for other in neighbours[square]:
+                if cells[other] == colour:
+                    if not seen[other]:
+                        seen[other] = 1
+                        stack.append(other)
+                elif not kinds[other]:
+                    free = True
+        if size >= threshold:
+            value = DOLMEN + size
+        elif free:
+            value = PARTIAL * (size / span) ** 2
+        else:
+            continue
+        total += value if colour == own else -value
+    if state.phase == OVER:
+        total += WIN * state.result().reward(player)
+    return total
+
+
+def response_values(state: GameState, player: int) -> list[tuple[float, int]]:
+    """``(value for player, action)`` for each legal response (tilts, then decline) in the
+    ``RESPOND`` phase of ``state``."""
+    out = []
+    for action in state.legal_actions():
+        after = state.copy()
+        after._apply_legal(action)
+        out.append((evaluate(after, player), action))
+    return out
+
+
+def action_values(state: GameState) -> list[tuple[float, int]]:
+    """``(value, action)`` for every legal action of the player to act, as greedy sees it:
+    after a placement the opponent's most harmful response is assumed (see the module docstring)."""
+    player = state.to_act
+    if state.phase == RESPOND:
+        return response_values(state, player)
+    out = []
+    for action in state.legal_actions():
+        after = state.copy()
+        after._apply_legal(action)
+        if after.phase == RESPOND:
+            value = min(v for v, _ in response_values(after, player))
+        else:
+            value = evaluate(after, player)
+        out.append((value, action))
+    return out
+
+
+class GreedyAgent(SearchAgent):
+    """One-move lookahead on :func:`evaluate`, minimax over the opponent's tilt/decline reply."""
+
+    name = "greedy"
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self.rng = random.Random(self.seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the tie-break generator."""
+        super().reset(seed)
+        self.rng = random.Random(self.seed)
+
+    def choose(self, state: GameState) -> int:
+        """The best action by :func:`action_values`; a seeded random one among equals."""
+        values = action_values(state)
+        best = max(v for v, _ in values)
+        ties = [a for v, a in values if v >= best - 1e-9]
+        return ties[int(self.rng.random() * len(ties))]
+
+
+register("greedy", GreedyAgent, {}, "one-move lookahead on dolmens and growing groups, minimax over the reply")

@@ -1,0 +1,226 @@
+"""``mcts``: Monte Carlo tree search (UCT) with random rollouts on the rules core.
+
+Each simulation copies the root :class:`~carnac_env.core.game.GameState`, descends the tree
+by UCB1 (``mean + c * sqrt(ln N / n)``, rewards 1 win, 0.5 draw, 0 loss), expands one
+untried action (chosen at random), then plays the game out at random and backs the result
+up the path. Every node's statistics are kept from the point of view of the player who made
+the move into it. Turns in Carnac do not strictly alternate (after a tilt the tilter places
+next, after a decline the placer places again), so the backup reads the mover stored at each
+node rather than flipping sides at every level.
+
+The rollout works on the core directly: it keeps a list of the empty squares, places on a
+random one with a random orientation, answers a pending megalith with a uniform choice among
+its legal tilts and declining, and applies moves with ``GameState._apply_legal``.
+
+Options (spec ``mcts:sims=800:c=1.4``):
+
+* ``sims``: simulations per move (default 1000);
+* ``seconds``: a time budget per move instead (overrides ``sims``; not reproducible);
+* ``c``: the UCB exploration constant (default 1.0);
+* ``width``: if > 0, only the ``width`` best root placements by the greedy agent's
+  evaluation are searched (default 0: all legal actions).
+
+With a ``sims`` budget the agent is deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import numpy as np
+
+from carnac_env.agents.base import SearchAgent, register
+from carnac_env.core.game import OVER, PLACE, GameState
+from carnac_env.errors import CarnacError
+
+#: Nodes with more children than this select with numpy; fewer, with a Python loop.
+_NUMPY_FROM = 24
+
+
+class _Node:
+    """A tree node: the position after ``action`` was played by ``mover``."""
+
+    __slots__ = ("actions", "children", "mover", "n", "untried", "visits", "w")
+
+    def __init__(self, mover: int, actions: list[int]) -> None:
+        self.mover = mover
+        self.actions = actions
+        self.children: list[_Node | None] = [None] * len(actions)
+        self.untried = list(range(len(actions)))
+        self.visits = 0
+        # per child: visits and total reward (for the child's mover)
+        if len(actions) > _NUMPY_FROM:
+            self.n = np.zeros(len(actions))
+            self.w = np.zeros(len(actions))
+        else:
+            self.n = [0.0] * len(actions)
+            self.w = [0.0] * len(actions)
+
+
+def rollout(state: GameState, rng: random.Random) -> int | None:
+    """Play ``state`` out at random (changing it) and return the winner (0, 1 or None)."""
+    rand = rng.random
+    kinds = state.kinds
+    empties = [s for s in range(state.board.squares) if not kinds[s]]
+    base = state.board.squares * 4
+    apply = state._apply_legal
+    while state.phase != OVER:
+        if state.phase == PLACE:
+            i = int(rand() * len(empties))
+            square = empties[i]
+            empties[i] = empties[-1]
+            empties.pop()
+            apply(square * 4 + int(rand() * 4))
+        else:
+            targets = state.tilt_targets()
+            k = int(rand() * (len(targets) + 1))
+            if k == len(targets):
+                apply(base + 4)
+            else:
+                direction = list(targets)[k]
+                first, second, _ = targets[direction]
+                origin = state.pending
+                apply(base + direction)
+                empties.remove(first)
+                empties.remove(second)
+                empties.append(origin)
+    return state.result().winner
+
+
+class MCTSAgent(SearchAgent):
+    """UCT with random rollouts; see the module docstring for the options."""
+
+    name = "mcts"
+
+    def __init__(
+        self, seed: int = 0, sims: int = 1000, seconds: float = 0.0, c: float = 1.0, width: int = 0
+    ) -> None:
+        super().__init__(seed)
+        if sims < 1:
+            raise CarnacError(f"mcts option sims={sims} must be at least 1")
+        if seconds < 0:
+            raise CarnacError(f"mcts option seconds={seconds} must be >= 0 (0: use sims)")
+        if c < 0:
+            raise CarnacError(f"mcts option c={c} must be >= 0")
+        if width < 0:
+            raise CarnacError(f"mcts option width={width} must be >= 0 (0: search every action)")
+        self.sims = int(sims)
+        self.seconds = float(seconds)
+        self.c = float(c)
+        self.width = int(width)
+        self.rng = random.Random(self.seed)
+        #: Simulations run by the last call of :meth:`choose` (for benchmarks).
+        self.last_sims = 0
+
+    @property
+    def spec(self) -> str:
+        """The spec string that builds this agent again."""
+        budget = f"seconds={self.seconds:g}" if self.seconds else f"sims={self.sims}"
+        extra = (f":c={self.c:g}" if self.c != 1.0 else "") + (f":width={self.width}" if self.width else "")
+        return f"mcts:{budget}{extra}"
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the search's generator."""
+        super().reset(seed)
+        self.rng = random.Random(self.seed)
+
+    def root_actions(self, state: GameState) -> list[int]:
+        """The actions searched at the root: all legal ones, or the ``width`` best by greedy."""
+        legal = state.legal_actions()
+        if not self.width or len(legal) <= self.width:
+            return legal
+        from carnac_env.agents.greedy import action_values
+
+        ranked = sorted(action_values(state), key=lambda va: (-va[0], va[1]))
+        return [a for _, a in ranked[: self.width]]
+
+    def choose(self, state: GameState) -> int:
+        """The most visited root action after the search (ties: higher mean, then lower action)."""
+        root = _Node(-1, self.root_actions(state))
+        if len(root.actions) == 1:
+            self.last_sims = 0
+            return root.actions[0]
+        rng = self.rng
+        rand = rng.random
+        c = self.c
+        sqrt, log = math.sqrt, math.log
+        deadline = time.perf_counter() + self.seconds if self.seconds else None
+        sims = 0
+        while True:
+            if deadline is None:
+                if sims >= self.sims:
+                    break
+            elif sims & 15 == 0 and sims and time.perf_counter() >= deadline:
+                break
+            sims += 1
+            game = state.copy()
+            node = root
+            path = [root]
+            # selection and expansion
+            while True:
+                untried = node.untried
+                if untried:
+                    i = int(rand() * len(untried))
+                    index = untried[i]
+                    untried[i] = untried[-1]
+                    untried.pop()
+                    mover = game.to_act
+                    game._apply_legal(node.actions[index])
+                    child = _Node(mover, game.legal_actions())
+                    node.children[index] = child
+                    path.append(child)
+                    break
+                if not node.actions:  # a finished game
+                    break
+                ns, ws = node.n, node.w
+                scale = c * c * log(node.visits)
+                if isinstance(ns, np.ndarray):
+                    index = int(np.argmax(ws / ns + np.sqrt(scale / ns)))
+                else:
+                    best = -1.0
+                    index = 0
+                    for j in range(len(ns)):
+                        value = ws[j] / ns[j] + sqrt(scale / ns[j])
+                        if value > best:
+                            best = value
+                            index = j
+                game._apply_legal(node.actions[index])
+                node = node.children[index]
+                path.append(node)
+            winner = rollout(game, rng) if game.phase != OVER else game.result().winner
+            # backup: each node's mover scores the result
+            parent = None
+            for node in path:
+                node.visits += 1
+                if parent is not None:
+                    index = parent.children.index(node) if parent.n is None else _child_index(parent, node)
+                    parent.n[index] += 1
+                    parent.w[index] += 0.5 if winner is None else (1.0 if winner == node.mover else 0.0)
+                parent = node
+        self.last_sims = sims
+        counts = [float(x) for x in root.n]
+        means = [float(w) / n if n else 0.0 for w, n in zip(root.w, root.n)]
+        best = max(range(len(counts)), key=lambda j: (counts[j], means[j], -root.actions[j]))
+        return root.actions[best]
+
+
+def _child_index(parent: _Node, child: _Node) -> int:
+    for j, other in enumerate(parent.children):
+        if other is child:
+            return j
+    raise AssertionError("child not found")  # pragma: no cover
+
+
+register(
+    "mcts",
+    MCTSAgent,
+    {
+        "sims": (int, 1000, "simulations per move"),
+        "seconds": (float, 0.0, "seconds per move instead of sims"),
+        "c": (float, 1.0, "UCB exploration constant"),
+        "width": (int, 0, "search only the N best root placements by greedy; 0 all"),
+    },
+    "UCT with random rollouts on the rules core",
+)
