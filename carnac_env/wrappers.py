@@ -43,12 +43,12 @@ def _forward(name: str, guarded: bool) -> property:
 
 
 def _fast(base: type, guarded: bool = False) -> type:
-    def __init__(self: Any, env: AECEnv, *args: Any, **kwargs: Any) -> None:
+    def init(self: Any, env: AECEnv, *args: Any, **kwargs: Any) -> None:
         base.__init__(self, env, *args, **kwargs)
         self._raw = env.unwrapped
 
     namespace: dict[str, Any] = {
-        "__init__": __init__,
+        "__init__": init,
         "__doc__": f"PettingZoo's ``{base.__name__}`` with direct forwarding of {', '.join(HOT_ATTRIBUTES)}.",
         "__module__": __name__,
         "__str__": lambda self: str(self.env),

@@ -401,47 +401,49 @@ def test_game_ends_after_a_tilt_of_the_last_megalith_on_a_full_supply() -> None:
 
 
 FULL_SMALL = """
-WRWRWRWR
-RWRWRWRW
-WRWRWRWR
-RWrrWRWR
-RWRWR.RW
+rrwwrrWR
+wwrrwwRW
+rrwwrrWR
+wwrrwwRW
+rrRW.RWR
 """
 
 
 def test_full_small_board_with_megaliths_left_ends_after_the_filling_placement() -> None:
-    # 38 standing + 1 lying = 39 megaliths on the board would exceed 28, so use a custom
-    # supply of 56 on the small board's size: the point is the board filling up first.
-    state = GameState.from_diagram("small", FULL_SMALL, megaliths=56, to_act=1)
-    assert state.empty == 1 and state.supply == 56 - 38 - 1
-    state.apply(place_a(state, 4, 5, 0))
-    assert state.is_over and state.supply == 17 - 1
-    assert state.empty == 0
+    # 13 lying and 13 standing megaliths cover 39 of the 40 squares; 2 are left in the supply.
+    state = GameState.from_diagram("small", FULL_SMALL, to_act=1)
+    assert state.empty == 1 and state.supply == 2
+    assert len(state.lying) == 13
+    state.apply(place_a(state, 4, 4, 0))
+    assert state.is_over and state.supply == 1
+    assert state.empty == 0 and state.legal_actions() == []
+
+
+def test_from_diagram_pairs_lying_megaliths_at_the_east_and_south_edges() -> None:
+    """A lying megalith may lie along the east or south edge (a tilt east from the third
+    column from the east ends there); from_diagram must accept such a position."""
+    state = GameState.from_diagram("custom", ["...rr", ".....", "....w", "....w"], rows=4, cols=5)
+    assert sorted(map(sorted, state.lying)) == [[3, 4], [14, 19]]
 
 
 def test_full_official_small_board_is_reachable_with_megaliths_left() -> None:
-    """The real small board (28 megaliths, 40 squares) fills after 12 tilts and 15 placements."""
+    """The real small board (28 megaliths, 40 squares) can fill up with megaliths left."""
     state = GameState("small")
-    # 12 megaliths tilted east onto rows 0-3 (cols 1-2 and 5-6 of each row, from cols 0 and 4)
-    # and onto row 4 (cols 1-2 from col 0, cols 5-6 from col 4); the rest placed standing.
+    # In each row, tilt east from f (onto g, h), then from d (onto e, f), then from a (onto
+    # b, c): 15 lying megaliths; then a and d of each row are filled by 10 standing ones.
     for r in range(5):
-        for c0 in (0, 4):
-            if r == 4 and c0 == 4:
-                continue
+        for c0 in (5, 3, 0):
             state.apply(place_a(state, r, c0, 0))
             state.apply(tilt_a(state, E))
-    # 9 tilted so far; the origins (cols 0 and 4) are empty again
-    assert len(state.lying) == 9
-    filled = 0
+    assert len(state.lying) == 15 and state.empty == 10
     while not state.is_over:
         if state.phase == RESPOND:
             state.apply(decline_a(state))
-            continue
-        state.apply(state.legal_actions()[0])
-        filled += 1
+        else:
+            state.apply(state.legal_actions()[0])
     assert state.empty == 0
-    assert state.supply > 0
-    assert len(state.lying) * 2 + sum(1 for k in state.kinds if k == STANDING) == 40
+    assert state.supply == 28 - 25
+    assert sum(1 for k in state.kinds if k == STANDING) == 10
 
 
 def test_full_custom_board_ends_with_megaliths_left() -> None:
@@ -471,13 +473,11 @@ def test_last_empty_square_passes_to_the_opponent_then_ends() -> None:
 
 # --------------------------------------------------------------------------- dolmens
 def dolmens(diagram: str, board: str = "custom", **rules: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Both players' dolmen sizes in a hand-drawn position (a custom board of its size)."""
     lines = [line.strip() for line in diagram.strip().splitlines()]
     if board == "custom":
         rules = {"rows": len(lines), "cols": len(lines[0]), **rules}
-    state = GameState.from_diagram(board, lines + [], **rules) if "." in diagram else None
-    if state is None:
-        raise AssertionError("test diagrams keep an empty square")
-    return state.score_now().dolmens
+    return GameState.from_diagram(board, lines, **rules).score_now().dolmens
 
 
 def test_lying_pair_plus_standing_is_a_dolmen() -> None:
@@ -512,47 +512,23 @@ def test_tilt_merges_two_groups() -> None:
     state = GameState.from_diagram(
         "custom",
         """
-        RRR..RRR
-        ...W....
-        """,
-        rows=2,
-        cols=8,
-        to_act=1,
-    )
-    assert state.score_now().dolmens == ((3, 3), ())
-    # White places d2 showing white on top, with red on the north/south long faces: a tilt
-    # north would need d1 and d0 (off the board); so place on d2 ... instead use row 1, col 3
-    # already taken; place on c2 and tilt? Simplest: White places on e2 with red east/west.
-    state.apply(place_a(state, 1, 5, 3))  # f2: top red (opponent's colour), e/w faces red
-    assert state.cells[sq(state, 1, 5)] == RED
-    assert state.tilt_targets()[W][2] == WHITE  # e/w faces share the top colour... check below
-
-
-def test_tilt_joins_two_groups_into_one_dolmen() -> None:
-    state = GameState.from_diagram(
-        "custom",
-        """
-        RRR..RRR
-        ........
-        .....W..
+        RRR.RRR
+        .......
+        .......
         """,
         rows=3,
-        cols=8,
+        cols=7,
         to_act=1,
     )
     assert state.score_now().dolmens == ((3, 3), ())
-    # White places on d3... Red responds by tilting a megalith north into d1/e1? Tilting
-    # north from row 2 covers rows 1 and 0: place on d3 (row 2, col 3) and tilt north onto
-    # d2 and d1. That fills only d1 of the gap; instead place on e3 (row 2, col 4): the gap
-    # is d1 and e1 in row 0, so tilt west from f1? f1 is taken. Use a vertical gap instead.
-    del state
+    # White places d3 with red (the opponent's colour) on top and on the north/south faces.
+    state.apply(place_a(state, 2, 3, 1))
+    assert state.tilt_targets()[N] == (sq(state, 1, 3), sq(state, 0, 3), RED)
+    state.apply(tilt_a(state, N))  # Red tilts it onto d2 and d1: the gap in row 1 closes
+    assert state.score_now().dolmens == ((8,), ())
 
 
-def test_tilt_fills_a_gap_and_merges() -> None:
-    # Gap of two squares (d1, e1) between two red groups; a megalith placed on f2... no: the
-    # tilt must land on d1 and e1, so it stands on c1 (tilt east) or f1 (tilt west), both
-    # occupied; place it in row 0 is impossible. Use a column gap: the megalith stands on
-    # d4 and tilts north onto d3 and d2, joining red groups above (d1) and beside (c2, e3).
+def test_tilt_and_placement_merge_groups() -> None:
     state = GameState.from_diagram(
         "custom",
         """
@@ -566,17 +542,15 @@ def test_tilt_fills_a_gap_and_merges() -> None:
         to_act=1,
     )
     assert state.score_now().dolmens == ((4, 3), ())
-    # White places d4 with white on top and red long faces north/south? That is orientation:
-    # top = own (white) -> bit0 = 0; N/S faces must be red (not the top colour) -> bit1 = 2.
-    state.apply(place_a(state, 3, 1, 2))  # b4
+    # White places b4: white (own) on top, so bit 0 is 0; the north/south faces are red,
+    # not the top colour, so bit 1 is 2.
+    state.apply(place_a(state, 3, 1, 2))
     assert state.to_act == 0
     assert state.tilt_targets()[N][2] == RED
-    state.apply(tilt_a(state, N))  # onto b3 and b2: joins the row-1 group with nothing yet
+    state.apply(tilt_a(state, N))  # Red tilts it onto b3 and b2, which touch b1
     assert state.score_now().dolmens == ((6, 3), ())
-    # Red places the joiner on c2 with red on top: b2-b3 lying, c2, and d3 groups connect
-    # through c2? c2 (row 1, col 2) touches b2 (row 1, col 1), c1 (row 0, col 2) and
-    # c3 (row 2, col 2): not d3. Place on d2 instead: touches d1 and d3.
-    state.apply(place_a(state, 1, 3, 0))  # d2 red on top (Red's own colour)
+    # Red places d2 with red on top: it touches d1 (row-0 group) and d3 (row-2 group).
+    state.apply(place_a(state, 1, 3, 0))
     assert state.score_now().dolmens == ((10,), ())
 
 
@@ -728,10 +702,10 @@ def test_illegal_tilt_off_the_board_and_blocked() -> None:
     assert_rejected(state, tilt_a(state, E), "tilt E", "b1")
 
 
-@pytest.mark.parametrize("bad", [-1, 293, 10**9])
+@pytest.mark.parametrize("bad", [-1, 285, 10**9])
 def test_illegal_out_of_range(bad: int) -> None:
     state = GameState("medium")
-    assert_rejected(state, bad, "0 to 292")
+    assert_rejected(state, bad, "0 to 284")
 
 
 @pytest.mark.parametrize("bad", [1.5, "3", None, True, [4]])

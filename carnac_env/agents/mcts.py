@@ -157,7 +157,7 @@ class MCTSAgent(SearchAgent):
             sims += 1
             game = state.copy()
             node = root
-            path = [root]
+            steps = []  # (parent, child index) along the path
             # selection and expansion
             while True:
                 untried = node.untried
@@ -168,9 +168,8 @@ class MCTSAgent(SearchAgent):
                     untried.pop()
                     mover = game.to_act
                     game._apply_legal(node.actions[index])
-                    child = _Node(mover, game.legal_actions())
-                    node.children[index] = child
-                    path.append(child)
+                    node.children[index] = _Node(mover, game.legal_actions())
+                    steps.append((node, index))
                     break
                 if not node.actions:  # a finished game
                     break
@@ -187,30 +186,23 @@ class MCTSAgent(SearchAgent):
                             best = value
                             index = j
                 game._apply_legal(node.actions[index])
+                steps.append((node, index))
                 node = node.children[index]
-                path.append(node)
             winner = rollout(game, rng) if game.phase != OVER else game.result().winner
-            # backup: each node's mover scores the result
-            parent = None
-            for node in path:
-                node.visits += 1
-                if parent is not None:
-                    index = parent.children.index(node) if parent.n is None else _child_index(parent, node)
-                    parent.n[index] += 1
-                    parent.w[index] += 0.5 if winner is None else (1.0 if winner == node.mover else 0.0)
-                parent = node
+            # backup: each child's statistics score the result for the player who moved into it
+            node.visits += 1
+            for parent, index in steps:
+                parent.visits += 1
+                parent.n[index] += 1
+                if winner is None:
+                    parent.w[index] += 0.5
+                elif winner == parent.children[index].mover:
+                    parent.w[index] += 1.0
         self.last_sims = sims
         counts = [float(x) for x in root.n]
         means = [float(w) / n if n else 0.0 for w, n in zip(root.w, root.n)]
         best = max(range(len(counts)), key=lambda j: (counts[j], means[j], -root.actions[j]))
         return root.actions[best]
-
-
-def _child_index(parent: _Node, child: _Node) -> int:
-    for j, other in enumerate(parent.children):
-        if other is child:
-            return j
-    raise AssertionError("child not found")  # pragma: no cover
 
 
 register(

@@ -174,8 +174,6 @@ def make_board(board: str | Board = "medium", **rules: Any) -> Board:
         raise CarnacError(f"unknown board {board!r}; expected one of {', '.join(BOARDS)} or 'custom'")
     if not rules:
         return base
-    changed = {k: v for k, v in rules.items() if getattr(base, k) != v or type(getattr(base, k)) is not type(v)}
-    name = base.name
-    if any(k != "last_tilt" for k in changed):
-        name = "custom"
+    changed = {key for key, value in rules.items() if getattr(base, key) != value}
+    name = "custom" if changed - {"last_tilt"} else base.name
     return replace(base, name=name, **rules)

@@ -1,0 +1,28 @@
+"""Carnac in JAX: a pure-functional engine for ``jit``/``vmap`` self-play, shaped like Pgx.
+
+>>> import jax
+>>> from carnac_env.jax import Carnac
+>>> env = Carnac(board="medium")
+>>> init, step = jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
+>>> state = init(jax.random.split(jax.random.PRNGKey(0), 1024))   # 1,024 games at once
+>>> state = step(state, actions)                                   # actions: (1024,) int32
+
+The state carries ``current_player``, ``observation`` (the planes of
+:func:`carnac_env.core.observation.observation_planes`, seen by the player to act),
+``legal_action_mask``, ``rewards`` (2,), ``terminated`` and ``truncated``, like a
+``pgx.State``; :func:`from_core` turns a :class:`carnac_env.core.GameState` into a state
+(hand-built positions), :func:`to_core` goes back. The guide is docs/jax.md.
+
+Needs the ``jax`` extra: ``pip install carnac-env[jax]``.
+"""
+
+from __future__ import annotations
+
+try:
+    import jax  # noqa: F401  (the real jax; this package is carnac_env.jax)
+except ImportError as error:  # pragma: no cover - depends on the install
+    raise ImportError("carnac_env.jax needs JAX: pip install 'carnac-env[jax]' (or pip install jax)") from error
+
+from carnac_env.jax.carnac import Carnac, State, from_core, to_core
+
+__all__ = ["Carnac", "State", "from_core", "to_core"]

@@ -1,0 +1,181 @@
+"""The seven named boards, custom boards, and clear errors for impossible ones (from the rules table)."""
+
+from __future__ import annotations
+
+import pytest
+
+from carnac_env.core import BOARDS, Board, GameState, make_board
+from carnac_env.errors import CarnacError
+
+# name: (rows, cols, megaliths, min_dolmen), copied from the table in carnac-rules.md
+RULES_TABLE = {
+    "small": (5, 8, 28, 3),
+    "medium": (7, 10, 28, 3),
+    "large": (9, 14, 28, 3),
+    "kermario": (5, 20, 56, 3),
+    "kerlescan": (7, 10, 28, 5),
+    "le_menec": (12, 16, 56, 3),
+    "petit_menec": (6, 6, 14, 3),
+}
+
+
+def test_exactly_the_seven_named_boards() -> None:
+    assert set(BOARDS) == set(RULES_TABLE)
+
+
+@pytest.mark.parametrize("name", sorted(RULES_TABLE))
+def test_named_board_sizes(name: str) -> None:
+    rows, cols, megaliths, min_dolmen = RULES_TABLE[name]
+    board = make_board(name)
+    assert (board.name, board.rows, board.cols, board.megaliths, board.min_dolmen) == (
+        name,
+        rows,
+        cols,
+        megaliths,
+        min_dolmen,
+    )
+    assert board.last_tilt is True  # boardspace.net's rule is the default
+    assert board.squares == rows * cols
+    assert board.num_actions == rows * cols * 4 + 5
+    state = GameState(name)
+    assert state.supply == megaliths and state.empty == rows * cols
+    assert len(state.legal_actions()) == rows * cols * 4
+
+
+def test_default_board_is_medium() -> None:
+    assert make_board() == BOARDS["medium"]
+    assert GameState().board == BOARDS["medium"]
+
+
+def test_named_board_with_last_tilt_off_keeps_its_name() -> None:
+    board = make_board("small", last_tilt=False)
+    assert board.name == "small" and board.last_tilt is False
+    assert (board.rows, board.cols, board.megaliths) == (5, 8, 28)
+
+
+def test_named_board_with_changed_size_becomes_custom() -> None:
+    board = make_board("medium", megaliths=40)
+    assert board.name == "custom" and board.megaliths == 40 and (board.rows, board.cols) == (7, 10)
+    assert make_board("medium", megaliths=28) == BOARDS["medium"]
+
+
+def test_custom_board() -> None:
+    board = make_board("custom", rows=3, cols=30, megaliths=12, min_dolmen=4, last_tilt=False)
+    assert board.rules() == {"rows": 3, "cols": 30, "megaliths": 12, "min_dolmen": 4, "last_tilt": False}
+    assert board.num_actions == 3 * 30 * 4 + 5
+    assert make_board(board) is board
+    assert make_board("custom", **board.rules()) == board
+
+
+def test_custom_board_defaults() -> None:
+    board = make_board("custom", rows=4, cols=4)
+    assert (board.megaliths, board.min_dolmen, board.last_tilt) == (28, 3, True)
+
+
+def test_smallest_board_plays() -> None:
+    state = GameState("custom", rows=1, cols=1, megaliths=1, min_dolmen=1)
+    state.apply(0)
+    assert state.is_over
+    assert state.result().dolmens == ((1,), ())
+    assert state.result().winner == 0
+
+
+def test_board_is_immutable() -> None:
+    board = make_board("medium")
+    with pytest.raises(AttributeError):
+        board.rows = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("rules", "fragment"),
+    [
+        ({"rows": 0, "cols": 5}, "0 x 5"),
+        ({"rows": 4, "cols": 0}, "4 x 0"),
+        ({"rows": -2, "cols": 5}, "-2"),
+        ({"rows": 4, "cols": 4, "megaliths": 0}, "megaliths=0"),
+        ({"rows": 4, "cols": 4, "megaliths": -3}, "megaliths=-3"),
+        ({"rows": 4, "cols": 4, "min_dolmen": 0}, "min_dolmen=0"),
+        ({"rows": 4, "cols": 4, "min_dolmen": -1}, "min_dolmen=-1"),
+    ],
+)
+def test_impossible_custom_boards(rules: dict, fragment: str) -> None:
+    with pytest.raises(CarnacError) as info:
+        make_board("custom", **rules)
+    assert fragment in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("rules", "fragment"),
+    [
+        ({"megaliths": 0}, "megaliths=0"),
+        ({"min_dolmen": 0}, "min_dolmen=0"),
+        ({"rows": 0}, "0 x 10"),
+    ],
+)
+def test_impossible_changes_to_a_named_board(rules: dict, fragment: str) -> None:
+    with pytest.raises(CarnacError, match=fragment):
+        make_board("medium", **rules)
+
+
+@pytest.mark.parametrize(
+    ("rules", "fragment"),
+    [
+        ({"rows": 3.0, "cols": 4}, "rows=3.0"),
+        ({"rows": "3", "cols": 4}, "rows='3'"),
+        ({"rows": True, "cols": 4}, "rows=True"),
+        ({"rows": 3, "cols": 4, "megaliths": None}, "megaliths=None"),
+        ({"rows": 3, "cols": 4, "min_dolmen": 2.5}, "min_dolmen=2.5"),
+        ({"rows": 3, "cols": 4, "last_tilt": "yes"}, "last_tilt='yes'"),
+        ({"rows": 3, "cols": 4, "last_tilt": 1}, "last_tilt=1"),
+    ],
+)
+def test_wrong_types(rules: dict, fragment: str) -> None:
+    with pytest.raises(CarnacError) as info:
+        make_board("custom", **rules)
+    assert fragment in str(info.value)
+
+
+def test_unknown_option_names_the_option_and_the_choices() -> None:
+    with pytest.raises(CarnacError) as info:
+        make_board("medium", colums=5)
+    message = str(info.value)
+    assert "'colums'" in message
+    for option in ("rows", "cols", "megaliths", "min_dolmen", "last_tilt"):
+        assert option in message
+
+
+@pytest.mark.parametrize("name", ["huge", "Medium", "", "kermário"])
+def test_unknown_board_names_the_board_and_the_choices(name: str) -> None:
+    with pytest.raises(CarnacError) as info:
+        make_board(name)
+    message = str(info.value)
+    assert repr(name) in message
+    for known in RULES_TABLE:
+        assert known in message
+
+
+@pytest.mark.parametrize("bad", [None, 7, ("medium",), ["small"]])
+def test_board_of_the_wrong_type(bad: object) -> None:
+    with pytest.raises(CarnacError) as info:
+        make_board(bad)  # type: ignore[arg-type]
+    assert repr(bad) in str(info.value)
+
+
+def test_custom_needs_rows_and_cols() -> None:
+    with pytest.raises(CarnacError, match="rows and cols"):
+        make_board("custom")
+    with pytest.raises(CarnacError, match="cols"):
+        make_board("custom", rows=4)
+
+
+def test_game_state_rejects_the_same_mistakes() -> None:
+    with pytest.raises(CarnacError, match="'huge'"):
+        GameState("huge")
+    with pytest.raises(CarnacError, match="megaliths=0"):
+        GameState("small", megaliths=0)
+
+
+def test_board_constructed_directly_is_validated() -> None:
+    with pytest.raises(CarnacError, match="min_dolmen=0"):
+        Board("mine", 3, 3, 5, 0)
