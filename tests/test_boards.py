@@ -162,6 +162,17 @@ def test_board_of_the_wrong_type(bad: object) -> None:
     assert repr(bad) in str(info.value)
 
 
+def test_supply_too_large_for_the_int8_observation() -> None:
+    with pytest.raises(CarnacError, match="megaliths=200"):
+        make_board("custom", rows=20, cols=20, megaliths=200)
+    assert make_board("custom", rows=20, cols=20, megaliths=127).megaliths == 127
+
+
+def test_dolmen_larger_than_the_board_is_refused() -> None:
+    with pytest.raises(CarnacError, match="min_dolmen=10"):
+        make_board("custom", rows=3, cols=3, min_dolmen=10)
+
+
 def test_custom_needs_rows_and_cols() -> None:
     with pytest.raises(CarnacError, match="rows and cols"):
         make_board("custom")

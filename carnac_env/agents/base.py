@@ -166,9 +166,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
         if not eq or not key or not value:
-            raise CarnacError(
-                f"agent spec {spec!r}: option {part!r} is not key=value (for example 'mcts:sims=400')"
-            )
+            raise CarnacError(f"agent spec {spec!r}: option {part!r} is not key=value (for example 'mcts:sims=400')")
         if key in options:
             raise CarnacError(f"agent spec {spec!r}: option {key!r} is given twice")
         options[key] = value

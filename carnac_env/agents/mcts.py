@@ -59,8 +59,13 @@ class _Node:
             self.w = [0.0] * len(actions)
 
 
-def rollout(state: GameState, rng: random.Random) -> int | None:
-    """Play ``state`` out at random (changing it) and return the winner (0, 1 or None)."""
+def rollout(state: GameState, rng: random.Random, own_on_top: bool = False) -> int | None:
+    """Play ``state`` out at random (changing it) and return the winner (0, 1 or None).
+
+    With ``own_on_top`` every placement shows the placer's own colour on top (orientation
+    0 or 2), a cheap bias towards sensible play; otherwise all 4 orientations are equally likely.
+    """
+    orientations = 2 if own_on_top else 4
     rand = rng.random
     kinds = state.kinds
     empties = [s for s in range(state.board.squares) if not kinds[s]]
@@ -72,7 +77,7 @@ def rollout(state: GameState, rng: random.Random) -> int | None:
             square = empties[i]
             empties[i] = empties[-1]
             empties.pop()
-            apply(square * 4 + int(rand() * 4))
+            apply(square * 4 + (int(rand() * 4) if orientations == 4 else 2 * int(rand() * 2)))
         else:
             targets = state.tilt_targets()
             k = int(rand() * (len(targets) + 1))
@@ -95,7 +100,13 @@ class MCTSAgent(SearchAgent):
     name = "mcts"
 
     def __init__(
-        self, seed: int = 0, sims: int = 1000, seconds: float = 0.0, c: float = 1.0, width: int = 0
+        self,
+        seed: int = 0,
+        sims: int = 1000,
+        seconds: float = 0.0,
+        c: float = 1.0,
+        width: int = 0,
+        rollout: str = "random",
     ) -> None:
         super().__init__(seed)
         if sims < 1:
@@ -106,6 +117,9 @@ class MCTSAgent(SearchAgent):
             raise CarnacError(f"mcts option c={c} must be >= 0")
         if width < 0:
             raise CarnacError(f"mcts option width={width} must be >= 0 (0: search every action)")
+        if rollout not in ("random", "own", "eval"):
+            raise CarnacError(f"mcts option rollout={rollout!r} must be 'random', 'own' or 'eval'")
+        self.rollout = rollout
         self.sims = int(sims)
         self.seconds = float(seconds)
         self.c = float(c)
@@ -148,6 +162,10 @@ class MCTSAgent(SearchAgent):
         sqrt, log = math.sqrt, math.log
         deadline = time.perf_counter() + self.seconds if self.seconds else None
         sims = 0
+        use_eval = self.rollout == "eval"
+        own_on_top = self.rollout == "own"
+        if use_eval:
+            from carnac_env.agents.greedy import evaluate
         while True:
             if deadline is None:
                 if sims >= self.sims:
@@ -188,9 +206,17 @@ class MCTSAgent(SearchAgent):
                 game._apply_legal(node.actions[index])
                 steps.append((node, index))
                 node = node.children[index]
-            winner = rollout(game, rng) if game.phase != OVER else game.result().winner
-            # backup: each child's statistics score the result for the player who moved into it
             node.visits += 1
+            if use_eval:
+                # value for Red in [0, 1] from the static evaluation
+                red = 1.0 / (1.0 + math.exp(-evaluate(game, 0) / 100.0))
+                for parent, index in steps:
+                    parent.visits += 1
+                    parent.n[index] += 1
+                    parent.w[index] += red if parent.children[index].mover == 0 else 1.0 - red
+                continue
+            winner = rollout(game, rng, own_on_top) if game.phase != OVER else game.result().winner
+            # backup: each child's statistics score the result for the player who moved into it
             for parent, index in steps:
                 parent.visits += 1
                 parent.n[index] += 1
@@ -213,6 +239,7 @@ register(
         "seconds": (float, 0.0, "seconds per move instead of sims"),
         "c": (float, 1.0, "UCB exploration constant"),
         "width": (int, 0, "search only the N best root placements by greedy; 0 all"),
+        "rollout": (str, "random", "random playouts, or 'eval': the greedy evaluation at the leaf"),
     },
     "UCT with random rollouts on the rules core",
 )

@@ -372,9 +372,10 @@ class GameState:
                 standing += 1
             if state.kinds[square] != LYING or paired[square]:
                 continue
-            for direction in (1, 2):  # east, then south
-                pair = board.tilt_squares[square][direction]
-                other = pair[0] if pair else None
+            r, c = divmod(square, board.cols)
+            east = square + 1 if c + 1 < board.cols else None
+            south = square + board.cols if r + 1 < board.rows else None
+            for other in (east, south):
                 if (
                     other is not None
                     and state.kinds[other] == LYING

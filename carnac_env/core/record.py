@@ -178,10 +178,10 @@ class GameRecord:
 
 
 def _result_from_dict(result: Any) -> Result:
-    if not isinstance(result, dict) or set(result) < {"winner", "dolmens", "scores"}:
+    if not isinstance(result, dict) or not {"winner", "dolmens", "scores"} <= set(result):
         raise RecordError("record field 'result' must be an object with 'winner', 'dolmens' and 'scores'")
     winner, dolmens, scores = result["winner"], result["dolmens"], result["scores"]
-    if winner not in (0, 1, None):
+    if isinstance(winner, bool) or winner not in (0, 1, None):
         raise RecordError(f"record field 'result.winner' is {winner!r}; expected 0, 1 or null")
     if (
         not isinstance(dolmens, list)

@@ -11,7 +11,7 @@ The state carries ``current_player``, ``observation`` (the planes of
 :func:`carnac_env.core.observation.observation_planes`, seen by the player to act),
 ``legal_action_mask``, ``rewards`` (2,), ``terminated`` and ``truncated``, like a
 ``pgx.State``; :func:`from_core` turns a :class:`carnac_env.core.GameState` into a state
-(hand-built positions), :func:`to_core` goes back. The guide is docs/jax.md.
+(hand-built positions). The guide is docs/jax.md.
 
 Needs the ``jax`` extra: ``pip install carnac-env[jax]``.
 """
@@ -23,6 +23,6 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the install
     raise ImportError("carnac_env.jax needs JAX: pip install 'carnac-env[jax]' (or pip install jax)") from error
 
-from carnac_env.jax.carnac import Carnac, State, from_core, to_core
+from carnac_env.jax.carnac import Carnac, State, from_core
 
-__all__ = ["Carnac", "State", "from_core", "to_core"]
+__all__ = ["Carnac", "State", "from_core"]

@@ -3,8 +3,8 @@
 Each square is one letter: ``R``/``W`` a standing megalith showing red/white on top,
 ``r``/``w`` a square of a lying megalith, ``.`` an empty square. The two squares of a lying
 megalith are joined (``r-r`` across a row, ``|`` between rows). The megalith awaiting a
-tilt decision stands in brackets, ``[R]``, and the squares a legal tilt would cover carry
-the tilt's direction letter in lower case (``n``, ``e``, ``s``, ``w`` on an empty square).
+tilt decision stands in brackets, ``[R]``, and the empty squares a legal tilt would cover
+carry an arrow-like mark for its direction (``^`` north, ``>`` east, ``v`` south, ``<`` west).
 Coordinates match the move notation. With ``color=True`` the letters are also coloured
 with ANSI escape codes (red and bright white; lying megaliths dimmer).
 """
@@ -22,6 +22,8 @@ from carnac_env.core.notation import COLOUR_LETTERS, DIRECTION_LETTERS, column_n
 _COLOUR_CODES = {1: "\x1b[1;31m", 2: "\x1b[1;97m"}
 _DIM_CODES = {1: "\x1b[31m", 2: "\x1b[37m"}
 _RESET = "\x1b[0m"
+#: Marks on the empty squares a legal tilt would cover, by direction (N, E, S, W).
+PREVIEW_MARKS = "^>v<"
 
 
 def supports_color(stream: TextIO | None = None) -> bool:
@@ -48,12 +50,12 @@ def render_text(state: GameState, color: bool = False, agent_names: tuple[str, s
     names = agent_names or ("player_0", "player_1")
     previews: dict[int, str] = {}
     for direction, (first, second, _) in state.tilt_targets().items():
-        previews[first] = previews[second] = DIRECTION_LETTERS[direction].lower()
+        previews[first] = previews[second] = PREVIEW_MARKS[direction]
     east_joins = set()
     south_joins = set()
     for first, second in state.lying:
         a, b = min(first, second), max(first, second)
-        (east_joins if b == a + 1 else south_joins).add(a)
+        (east_joins if b == a + 1 and a // cols == b // cols else south_joins).add(a)
 
     def cell(square: int) -> str:
         colour, kind = state.cells[square], state.kinds[square]

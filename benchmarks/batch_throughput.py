@@ -1,0 +1,159 @@
+"""Steps per second of the batched engine (``carnac_env.batch.BatchGame``) against Pgx's connect_four.
+
+Both engines play random legal games with auto-reset, choosing the actions inside the loop:
+
+* carnac_env: ``games.step(games.sample_actions())`` (numpy; uniform over the legal actions),
+  every call returning fresh observation and mask arrays;
+* Pgx ``connect_four``: ``jax.jit(jax.vmap(step))`` where ``step`` draws a uniform legal
+  action from the mask with ``jax.random.categorical``, steps, and re-initialises finished
+  games (``pgx.experimental.auto_reset``); the PRNG key is carried inside the jitted call.
+
+A step is one action in one game, so a batched call at batch ``n`` counts ``n`` steps. The
+batch sizes and the two engines are interleaved round by round (this machine is shared and
+noisy); the table shows medians over the rounds and the ratio carnac / Pgx. A second table
+shows how the cost per step grows with the board (batch 1024).
+
+    python benchmarks/batch_throughput.py [--seconds 1] [--rounds 5] [--board medium]
+
+Needs jax and pgx (the ``bench`` extra) for the Pgx column; without them only carnac runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from carnac_env.batch import BatchGame
+from carnac_env.core.boards import BOARDS
+
+BATCHES = (1, 64, 1024, 4096)
+
+
+def carnac_runner(board: str, batch: int, backend: str = "auto", seed: int = 0) -> Callable[[float], float]:
+    """A function that plays ``batch`` random games for about ``seconds`` and returns steps/s."""
+    games = BatchGame(board, num_envs=batch, seed=seed, backend=backend)
+    games.reset()
+    for _ in range(10):  # warm up: let the games spread over all phases
+        games.step(games.sample_actions())
+
+    def run(seconds: float) -> float:
+        calls = 0
+        start = time.perf_counter()
+        while True:
+            games.step(games.sample_actions())
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                return calls * batch / elapsed
+
+    return run
+
+
+def pgx_runner(batch: int, seed: int = 0) -> Callable[[float], float]:
+    """The same for Pgx's connect_four under ``jax.jit(jax.vmap(...))``."""
+    import jax
+    import jax.numpy as jnp
+    import pgx
+    from pgx.experimental import auto_reset
+
+    env = pgx.make("connect_four")
+    step_fn = auto_reset(env.step, env.init)
+
+    def one(state, key):
+        key, choose, reset = jax.random.split(key, 3)
+        logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
+        action = jax.random.categorical(choose, logits)
+        return step_fn(state, action, reset), key
+
+    step = jax.jit(jax.vmap(one))
+    keys = jax.random.split(jax.random.PRNGKey(seed), batch)
+    state = jax.jit(jax.vmap(env.init))(keys)
+    carry = [state, keys]
+    for _ in range(10):  # compile and warm up
+        carry[:] = step(*carry)
+    jax.block_until_ready(carry)
+
+    def run(seconds: float) -> float:
+        calls = 0
+        start = time.perf_counter()
+        while True:
+            carry[:] = step(*carry)
+            calls += 1
+            if calls % 16 == 0 or batch >= 1024:
+                jax.block_until_ready(carry)
+                elapsed = time.perf_counter() - start
+                if elapsed >= seconds:
+                    return calls * batch / elapsed
+
+    return run
+
+
+def measure(runners: dict[str, Callable[[float], float]], seconds: float, rounds: int) -> dict[str, list[float]]:
+    """Run every runner once per round, interleaved; return all the rates."""
+    rates: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(rounds):
+        for name, run in runners.items():
+            rates[name].append(run(seconds))
+    return rates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per round per measurement")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--board", default="medium", help="carnac board for the Pgx comparison")
+    parser.add_argument("--batches", type=int, nargs="+", default=list(BATCHES))
+    parser.add_argument("--no-boards", action="store_true", help="skip the board-size table")
+    args = parser.parse_args()
+
+    try:
+        import jax  # noqa: F401
+        import pgx  # noqa: F401
+
+        have_pgx = True
+    except ImportError:
+        have_pgx = False
+        print("jax/pgx not installed (pip install -e .[bench]): measuring carnac_env only\n")
+
+    runners: dict[str, Callable[[float], float]] = {}
+    for batch in args.batches:
+        runners[f"carnac {batch}"] = carnac_runner(args.board, batch)
+        if have_pgx:
+            runners[f"pgx {batch}"] = pgx_runner(batch)
+    rates = measure(runners, args.seconds, args.rounds)
+    median = {name: statistics.median(r) for name, r in rates.items()}
+
+    print(f"Random legal games, steps/s (median of {args.rounds} interleaved rounds of {args.seconds:g} s)")
+    print(f"| batch | carnac_env {args.board} (numpy) | Pgx connect_four (jax.jit+vmap, CPU) | ratio |")
+    print("|---:|---:|---:|---:|")
+    for batch in args.batches:
+        carnac = median[f"carnac {batch}"]
+        if have_pgx:
+            pgx_rate = median[f"pgx {batch}"]
+            print(f"| {batch} | {carnac:,.0f} | {pgx_rate:,.0f} | {carnac / pgx_rate:.2f}x |")
+        else:
+            print(f"| {batch} | {carnac:,.0f} | - | - |")
+
+    if args.no_boards:
+        return
+    order = sorted(BOARDS, key=lambda name: BOARDS[name].squares)
+    board_runners = {name: carnac_runner(name, 1024) for name in order}
+    board_rates = measure(board_runners, args.seconds, args.rounds)
+    reference = statistics.median(board_rates["medium"]) if "medium" in board_rates else None
+    print(f"\nCost per step by board, batch 1024 (median of {args.rounds} interleaved rounds)")
+    print("| board | squares | actions | steps/s | us per step per game | cost vs medium |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in order:
+        rate = statistics.median(board_rates[name])
+        b = BOARDS[name]
+        relative = f"{reference / rate:.2f}x" if reference else "-"
+        print(f"| {name} | {b.squares} | {b.num_actions} | {rate:,.0f} | {1e6 / rate:.2f} | {relative} |")
+
+
+if __name__ == "__main__":
+    np.seterr(all="raise")
+    main()

@@ -1,0 +1,175 @@
+"""Steps per second of the JAX engine (``carnac_env.jax``) against Pgx's connect_four and othello.
+
+Every JAX engine runs the same loop, compiled once per engine and batch size with
+``jax.jit`` around a ``lax.scan`` of ``--steps`` iterations of
+
+    action = uniform legal action (one random integer per game, see uniform_legal_action)
+    state  = vmap(env.step)(state, action, keys)
+    state  = where(state.terminated, vmap(env.init)(keys), state)     # auto-reset
+
+so a timed call at batch ``B`` is ``B * steps`` steps. The auto-reset keeps the finished
+step's ``terminated`` and ``rewards``, as ``pgx.experimental.auto_reset`` does. Each engine
+and batch size is timed ``--repeats`` times after one warm-up call (which also compiles);
+the table shows the median and the ratios to Pgx's othello and connect_four at the same
+batch size, measured in the same run. The numpy batched engine (``carnac_env.batch``,
+when present) plays the same random legal games with its own auto-reset, on the CPU.
+
+    python benchmarks/jax_throughput.py                                   # GPU: the full run
+    python benchmarks/jax_throughput.py --batch-sizes 1024,16384 --steps 20 --repeats 3   # a CPU
+
+Needs jax (the ``jax`` extra) and pgx for the Pgx rows (``pip install pgx``; without it
+only the Carnac rows run). On a GPU machine without network access bring the wheels:
+``jax[cuda12]`` (jax, jaxlib, the jax-cuda12 plugin and pjrt, and the nvidia-* CUDA
+wheels they pull in), ``pgx`` and its small pure-Python dependencies (``svgwrite``,
+``typing-extensions``; ``pip download pgx --no-deps`` plus those two) and this project's
+wheel, then ``pip install --no-index --find-links wheels/ ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def uniform_legal_action(key, mask):
+    """A uniform legal action per row of ``mask`` from one random integer per row.
+
+    The same distribution as ``jax.random.categorical`` over ``log(mask)``, but that draws one
+    Gumbel number per action: with Carnac's 285 actions (medium) it costs more than the step
+    itself on a CPU, while Pgx's connect_four has 7 actions and othello 65.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    legal = jnp.sum(mask, axis=-1, dtype=jnp.int32)
+    pick = jax.random.randint(key, legal.shape, 0, jnp.iinfo(jnp.int32).max) % jnp.maximum(legal, 1)
+    return jnp.argmax(jnp.cumsum(mask, axis=-1, dtype=jnp.int32) > pick[..., None], axis=-1).astype(jnp.int32)
+
+
+def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float]:
+    """A function that plays ``batch`` random games for ``steps`` steps each and returns the seconds."""
+    import jax
+    import jax.numpy as jnp
+
+    init = jax.vmap(env.init)
+    step = jax.vmap(env.step)
+
+    def one_step(carry, _):
+        state, key = carry
+        key, act_key, step_key, init_key = jax.random.split(key, 4)
+        action = uniform_legal_action(act_key, state.legal_action_mask)
+        state = step(state, action, jax.random.split(step_key, batch))
+        fresh = init(jax.random.split(init_key, batch))
+        fresh = fresh.replace(terminated=state.terminated, truncated=state.truncated, rewards=state.rewards)
+        done = state.terminated | state.truncated
+        state = jax.tree_util.tree_map(
+            lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
+        )
+        return (state, key), None
+
+    @jax.jit
+    def run(state, key):
+        (state, key), _ = jax.lax.scan(one_step, (state, key), None, length=steps)
+        return state, key
+
+    key = jax.random.PRNGKey(seed)
+    carry = (jax.jit(init)(jax.random.split(key, batch)), key)
+    carry = jax.block_until_ready(run(*carry))  # compile and warm up (games spread over all phases)
+
+    def timed() -> float:
+        nonlocal carry
+        start = time.perf_counter()
+        carry = jax.block_until_ready(run(*carry))
+        return time.perf_counter() - start
+
+    return timed
+
+
+def numpy_runner(board: str, batch: int, steps: int, seed: int = 0) -> Callable[[], float] | None:
+    """The same loop for the numpy ``BatchGame``, or None when carnac_env.batch is absent."""
+    try:
+        from carnac_env.batch import BatchGame
+    except ImportError:
+        return None
+    games = BatchGame(board, num_envs=batch, seed=seed)
+    games.reset()
+    for _ in range(min(steps, 10)):
+        games.step(games.sample_actions())
+
+    def timed() -> float:
+        start = time.perf_counter()
+        for _ in range(steps):
+            games.step(games.sample_actions())
+        return time.perf_counter() - start
+
+    return timed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch-sizes", default="1024,16384,131072", help="comma-separated batch sizes")
+    parser.add_argument("--steps", type=int, default=200, help="steps per game per timed call (the scan length)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed calls per engine and batch size")
+    parser.add_argument("--board", default="medium", help="the Carnac board")
+    parser.add_argument(
+        "--engines",
+        default="carnac,connect_four,othello,numpy",
+        help="comma-separated subset of carnac, connect_four, othello, numpy",
+    )
+    args = parser.parse_args()
+    batches = [int(b) for b in args.batch_sizes.split(",")]
+    engines = args.engines.split(",")
+
+    import jax
+
+    from carnac_env.jax import Carnac
+
+    envs = {}
+    if "carnac" in engines:
+        envs[f"carnac ({args.board})"] = Carnac(args.board)
+    try:
+        import pgx
+
+        for name in ("connect_four", "othello"):
+            if name in engines:
+                envs[f"pgx {name}"] = pgx.make(name)
+    except ImportError:
+        print("pgx is not installed: no Pgx rows (pip install pgx)")
+    print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()}); steps per call {args.steps}")
+
+    results: dict[tuple[str, int], float] = {}
+    for batch in batches:
+        runners = {name: jax_runner(env, batch, args.steps) for name, env in envs.items()}
+        if "numpy" in engines:
+            runner = numpy_runner(args.board, batch, args.steps)
+            if runner is not None:
+                runners[f"numpy BatchGame ({args.board})"] = runner
+        times: dict[str, list[float]] = {name: [] for name in runners}
+        for _ in range(args.repeats):  # interleaved: the machine's load drifts
+            for name, runner in runners.items():
+                times[name].append(runner())
+        for name in runners:
+            results[name, batch] = batch * args.steps / statistics.median(times[name])
+
+    names = list(dict.fromkeys(name for name, _ in results))
+    header = f"| {'engine':<28} | {'batch':>7} | {'steps/s':>14} | {'vs othello':>10} | {'vs connect_four':>15} |"
+    print(header)
+    print("|" + "|".join("-" * (len(cell)) for cell in header.split("|")[1:-1]) + "|")
+    for batch in batches:
+        for name in names:
+            if (name, batch) not in results:
+                continue
+            rate = results[name, batch]
+            ratios = []
+            for peer in ("pgx othello", "pgx connect_four"):
+                ratios.append(f"{rate / results[peer, batch]:.2f}x" if (peer, batch) in results else "-")
+            print(f"| {name:<28} | {batch:>7,} | {rate:>14,.0f} | {ratios[0]:>10} | {ratios[1]:>15} |")
+
+
+if __name__ == "__main__":
+    np.set_printoptions(linewidth=120)
+    main()

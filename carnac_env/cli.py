@@ -1,0 +1,300 @@
+"""The ``carnac`` command: ``arena``, ``play`` and ``replay``.
+
+    carnac arena                                  # the default: random, greedy, mcts on medium
+    carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
+    carnac play --board small --opponent mcts [--seat 1] [--save game.json] [--gui]
+    carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH]
+
+Without the console script installed, run ``python -m carnac_env.cli``. Every user
+mistake prints one line starting with ``carnac: error:`` and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from carnac_env.errors import CarnacError
+
+#: The embedded default arena (the README's main command, ``carnac arena``): about a
+#: minute on two cores.
+DEFAULT_ARENA = {"board": "medium", "agents": "random,greedy,mcts", "games": 4, "seed": 0, "out": "carnac-arena"}
+
+SEAT_NAMES = ("Red", "White")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``carnac`` command."""
+    from carnac_env.core.boards import BOARDS
+
+    boards = ", ".join(BOARDS)
+    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, play and replay.")
+    sub = parser.add_subparsers(dest="command", metavar="{arena,play,replay}")
+    sub.required = True
+
+    arena = sub.add_parser(
+        "arena",
+        help="round robin between agents, with ratings",
+        description="Round robin between agents: every pair plays --games games, seats alternating. "
+        "Writes OUT/games.jsonl, OUT/results.json (and OUT/ratings.png with matplotlib). "
+        "Run the same command again to resume an interrupted arena. "
+        f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
+        f"{DEFAULT_ARENA['games']} games per pair.",
+    )
+    arena.add_argument("--board", default=DEFAULT_ARENA["board"], help=f"board name ({boards})")
+    arena.add_argument(
+        "--agents",
+        default=DEFAULT_ARENA["agents"],
+        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (see docs/agents.md)",
+    )
+    arena.add_argument("--games", type=_positive, default=DEFAULT_ARENA["games"], help="games per pair")
+    arena.add_argument("--seed", type=int, default=DEFAULT_ARENA["seed"], help="arena seed")
+    arena.add_argument(
+        "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
+    )
+    arena.add_argument("--out", default=DEFAULT_ARENA["out"], help="output folder")
+    arena.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    play = sub.add_parser(
+        "play",
+        help="play against an agent in the terminal",
+        description="Play against an agent. Enter moves in the notation ('c4 Rns', 'tilt N', 'decline'); "
+        "'moves' (or 'help') lists the legal moves, 'quit' stops (the game so far is saved).",
+    )
+    play.add_argument("--board", default="small", help=f"board name ({boards})")
+    play.add_argument("--opponent", default="mcts", help="the opponent's agent spec (default mcts)")
+    play.add_argument("--seat", type=int, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White")
+    play.add_argument("--seed", type=int, default=0, help="the opponent's seed")
+    play.add_argument("--save", default=None, help="where to save the game record (default carnac-game-TIME.json)")
+    play.add_argument("--gui", action="store_true", help="play in a window (needs the render extra)")
+    play.add_argument("--no-color", action="store_true", help="no ANSI colours")
+
+    replay = sub.add_parser(
+        "replay",
+        help="step through a recorded game",
+        description="Step through a game record (a .json file, or a line of a .jsonl file such as "
+        "an arena's games.jsonl). Enter advances, 'q' stops.",
+    )
+    replay.add_argument("file", help="a game record (.json) or a file of records (.jsonl)")
+    replay.add_argument("--line", type=_positive, default=None, help="the record's line in a .jsonl file (from 1)")
+    replay.add_argument("--all", action="store_true", help="print every step without waiting")
+    replay.add_argument("--gif", default=None, help="write an animated GIF instead (needs the render extra)")
+    replay.add_argument("--mp4", default=None, help="write an MP4 video instead (needs the render extra)")
+    replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
+    replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    return parser
+
+
+# --------------------------------------------------------------------------- arena
+def cmd_arena(args: argparse.Namespace) -> int:
+    """Run (or resume) an arena and print its table."""
+    from carnac_env.arena import run_arena, split_agents
+
+    agents = split_agents(args.agents)
+    try:
+        run_arena(
+            agents,
+            args.out,
+            board=args.board,
+            games=args.games,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+        )
+    except KeyboardInterrupt:
+        print("\ninterrupted; run the same command again to resume (finished games are kept)", file=sys.stderr)
+        return 130
+    return 0
+
+
+# --------------------------------------------------------------------------- play
+def _read(prompt: str, stdin: TextIO) -> str | None:
+    print(prompt, end="", flush=True)
+    line = stdin.readline()
+    if not line:
+        print()
+        return None
+    return line.strip()
+
+
+def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
+    """Play a game in the terminal against ``--opponent``; save its record at the end."""
+    from carnac_env.agents import make
+    from carnac_env.core.boards import make_board
+
+    stdin = stdin or sys.stdin
+    board = make_board(args.board)
+    opponent = make(args.opponent, seed=args.seed)
+    save = args.save or time.strftime("carnac-game-%Y%m%d-%H%M%S.json")
+    if args.gui:
+        try:
+            from carnac_env.render.gui import play_gui
+        except ImportError as err:
+            raise CarnacError(
+                f"--gui needs the graphical front end (pip install 'carnac-env[render]'): {err}"
+            ) from None
+        record = play_gui(board.name, args.opponent, args.seat, save, args.seed)
+        if record is not None and record.result is not None:
+            print(_result_line(record.result, _names(args)))
+        return 0
+
+    from carnac_env.aec import raw_env
+    from carnac_env.render.ansi import render_text, supports_color
+
+    color = not args.no_color and supports_color()
+    names = _names(args)
+    env = raw_env(board=board)
+    env.reset(seed=args.seed)
+    game = env.game
+    you = args.seat
+    print(f"You play {SEAT_NAMES[you]} against {args.opponent} on the {board.name} board. Type 'moves' for help.")
+    quit_early = False
+    show = True
+    while not game.is_over:
+        if show:
+            print()
+            print(render_text(game, color=color, agent_names=names))
+        show = True
+        if game.to_act != you:
+            action = opponent.act(env)
+            text = env.action_to_text(action)
+            env.step(action)
+            print(f"{SEAT_NAMES[1 - you]} ({args.opponent}) plays {text}")
+            continue
+        line = _read(f"{SEAT_NAMES[you]} (you) > ", stdin)
+        if line is None or line.lower() in ("quit", "exit", "q"):
+            quit_early = True
+            break
+        show = False
+        if not line:
+            continue
+        if line.lower() in ("moves", "help", "?", "h"):
+            print(_legal_moves_text(env))
+            continue
+        try:
+            action = env.parse_action(line)
+            text = env.action_to_text(action)
+            env.step(action)
+        except CarnacError as err:
+            print(f"Not a legal move: {err}. Type 'moves' to list the legal moves.")
+            continue
+        show = True
+        print(f"{SEAT_NAMES[you]} (you) plays {text}")
+    print()
+    print(render_text(game, color=color, agent_names=names))
+    record = env.record(agents=list(names), seats={"you": you}, seed=args.seed)
+    record.save(save)
+    print(f"{'game stopped; ' if quit_early else ''}record saved to {save}")
+    return 0
+
+
+def _names(args: argparse.Namespace) -> tuple[str, str]:
+    return ("you", args.opponent) if args.seat == 0 else (args.opponent, "you")
+
+
+def _legal_moves_text(env: object) -> str:
+    from carnac_env.core.game import RESPOND
+
+    game = env.game  # type: ignore[attr-defined]
+    texts = [env.action_to_text(a) for a in game.legal_actions()]  # type: ignore[attr-defined]
+    if game.phase == RESPOND:
+        head = "Tilt the megalith just placed, or decline:"
+        return head + "\n  " + "  ".join(texts)
+    squares: dict[str, list[str]] = {}
+    for text in texts:
+        square, _, rest = text.partition(" ")
+        squares.setdefault(square, []).append(rest)
+    head = (
+        "Place a megalith: a square, the colour on top (R/W) and the axis whose tilts show that colour "
+        "(ns/ew), e.g. 'c4 Rns'. Every empty square takes Rns, Rew, Wns or Wew. Empty squares:"
+    )
+    return head + "\n  " + " ".join(squares)
+
+
+def _result_line(result: object, names: tuple[str, str]) -> str:
+    winner = result.winner  # type: ignore[attr-defined]
+    if winner is None:
+        return "A draw."
+    return f"{SEAT_NAMES[winner]} ({names[winner]}) wins."
+
+
+# --------------------------------------------------------------------------- replay
+def cmd_replay(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
+    """Step through a recorded game, or write it as an animation."""
+    from carnac_env.core.game import GameState
+    from carnac_env.core.notation import parse_action
+    from carnac_env.core.record import GameRecord
+    from carnac_env.render.ansi import render_text, supports_color
+
+    stdin = stdin or sys.stdin
+    path = Path(args.file)
+    if not path.exists():
+        raise CarnacError(f"no such file: {path}")
+    line = args.line
+    if line is None and path.suffix == ".jsonl":
+        line = 1
+    record = GameRecord.load(path, line=line)
+    record.replay()  # checks every move and the stored result
+    if args.gif or args.mp4:
+        try:
+            from carnac_env.render.animate import write_animation
+        except ImportError as err:
+            raise CarnacError(f"--gif/--mp4 need the render extra (pip install 'carnac-env[render]'): {err}") from None
+        for target in (args.gif, args.mp4):
+            if target:
+                write_animation(record, target, fps=args.fps)
+                print(f"wrote {target}")
+        return 0
+    color = not args.no_color and supports_color()
+    agents = record.meta.get("agents")
+    names = (str(agents[0]), str(agents[1])) if isinstance(agents, list) and len(agents) == 2 else None
+    state = GameState(record.board)
+    where = f" (record {line})" if line else ""
+    print(f"{path}{where}: {len(record.moves)} moves on the {record.board.name} board")
+    print(render_text(state, color=color, agent_names=names))
+    for number, text in enumerate(record.moves, start=1):
+        if not args.all:
+            answer = _read("[Enter: next move, q: quit] ", stdin)
+            if answer is None or answer.lower() in ("q", "quit", "exit"):
+                return 0
+        mover = state.to_act
+        state.apply(parse_action(record.board, text, mover))
+        who = SEAT_NAMES[mover] + (f" ({names[mover]})" if names else "")
+        print(f"\nmove {number}: {who} {text}")
+        print(render_text(state, color=color, agent_names=names))
+    return 0
+
+
+# --------------------------------------------------------------------------- main
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``carnac`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"arena": cmd_arena, "play": cmd_play, "replay": cmd_replay}
+    try:
+        return handlers[args.command](args)
+    except CarnacError as err:
+        print(f"carnac: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Animated replays of recorded games: ``.gif`` (Pillow, the ``render`` extra) or ``.mp4``
+(imageio-ffmpeg, the ``video`` extra, which ships its own ffmpeg).
+
+One frame per decision: the position before each move, captioned with the move number, the
+player and the move in notation ("12. White: tilt N"), then the final position with the
+result (held three times as long). ``carnac replay FILE --gif out.gif`` calls
+:func:`write_animation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from carnac_env.core.game import PLAYER_NAMES, GameState
+from carnac_env.core.notation import parse_action
+from carnac_env.core.record import GameRecord
+from carnac_env.errors import CarnacError, RecordError
+from carnac_env.render.image import FACE_COLOURS, FACE_EDGES, TEXT_COLOUR, ImageRenderer
+
+FORMATS = (".gif", ".mp4")
+_CAPTION_BACKGROUND = (250, 247, 238)
+
+
+def frames(record: GameRecord, cell: int = 40) -> Iterator[tuple[Any, str]]:
+    """The pictures of a replay: ``(Pillow RGB image, caption)`` for the position before
+    each move, then for the final position. Every image has the same size.
+
+    Raises:
+        RecordError: a move that does not parse or is illegal.
+    """
+    board = record.board
+    renderer = ImageRenderer(board, cell)
+    width, height = renderer.layout.width, renderer.layout.height
+    caption_height = round(renderer.font_size * 1.9)
+    caption_height += (height + caption_height) % 2  # even sizes suit video encoders
+    state = GameState(board)
+    last: tuple[int, ...] = ()
+    for number, text in enumerate(record.moves, start=1):
+        mover = state.to_act
+        try:
+            action = parse_action(board, text, mover)
+            reason = state.why_illegal(action)
+        except CarnacError as err:
+            raise RecordError(f"move {number} ({text!r}): {err}") from None
+        if reason is not None:
+            raise RecordError(f"move {number} ({text!r}) is illegal: {reason}")
+        caption = f"{number}. {PLAYER_NAMES[mover]}: {text}"
+        yield _with_caption(renderer, state, last, caption, mover, caption_height, width, height), caption
+        before = state.tilt_targets()
+        state._apply_legal(action)
+        if action < board.squares * 4:
+            last = (action >> 2,)
+        elif action < board.squares * 4 + 4:
+            last = before[action - board.squares * 4][:2]
+        else:
+            last = ()
+    caption = renderer.status_line(state) if state.is_over else f"After {len(record.moves)} moves (unfinished)"
+    winner = state.result().winner if state.is_over else None
+    yield _with_caption(renderer, state, last, caption, winner, caption_height, width, height), caption
+
+
+def _with_caption(
+    renderer: ImageRenderer,
+    state: GameState,
+    marks: tuple[int, ...],
+    caption: str,
+    player: int | None,
+    caption_height: int,
+    width: int,
+    height: int,
+) -> Any:
+    image = renderer._image.new("RGB", (width, height + caption_height), _CAPTION_BACKGROUND)
+    image.paste(renderer.draw_image(state, marks=marks), (0, caption_height))
+    draw = renderer._draw_module.Draw(image)
+    size = renderer.font_size
+    x = renderer.layout.left
+    y = (caption_height - size) // 2
+    if player is not None:
+        draw.rectangle(
+            (x, y + 1, x + size - 2, y + size - 1), fill=FACE_COLOURS[player + 1], outline=FACE_EDGES[player + 1]
+        )
+        x += size + size // 3
+    sprite = renderer.text_sprite(caption, round(size * 1.1), TEXT_COLOUR)
+    image.paste(sprite, (x, y - size // 10), sprite)
+    draw.line((0, caption_height - 1, width, caption_height - 1), fill=(214, 208, 192))
+    return image
+
+
+def write_animation(record: GameRecord, path: str | Path, fps: float = 2.0, *, cell: int = 40) -> None:
+    """Write an animation of ``record`` to ``path``: one frame per decision plus the final
+    position (shown three times as long), each captioned with the move in notation.
+
+    Args:
+        record: the game (finished or not).
+        path: ``.gif`` (Pillow) or ``.mp4`` (needs ``pip install 'carnac-env[video]'``).
+        fps: decisions per second.
+        cell: square size in pixels.
+
+    Raises:
+        CarnacError: an unknown file extension, a missing extra, or ``fps`` not positive.
+        RecordError: a move of the record that does not replay.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in {' or '.join(FORMATS)}")
+    if not (isinstance(fps, int | float) and not isinstance(fps, bool) and fps > 0):
+        raise CarnacError(f"fps={fps!r} must be a positive number")
+    if suffix == ".mp4":
+        try:
+            import imageio_ffmpeg
+        except ImportError:
+            raise CarnacError("writing .mp4 needs imageio-ffmpeg: pip install 'carnac-env[video]'") from None
+    images = [image for image, _ in frames(record, cell)]
+    if suffix == ".gif":
+        _write_gif(images, path, fps)
+    else:
+        _write_mp4(imageio_ffmpeg, images, path, fps)
+
+
+def _write_gif(images: list[Any], path: Path, fps: float) -> None:
+    # One shared palette (from the final, busiest frame), no dithering: small files, no flicker.
+    palette = images[-1].quantize(colors=255, method=0, dither=0)
+    paletted = [image.quantize(palette=palette, dither=0) for image in images]
+    duration = round(1000 / fps)
+    durations = [duration] * (len(paletted) - 1) + [3 * duration]
+    paletted[0].save(
+        path,
+        save_all=True,
+        append_images=paletted[1:],
+        duration=durations,
+        loop=0,
+        optimize=False,
+        disposal=1,
+    )
+
+
+def _write_mp4(imageio_ffmpeg: Any, images: list[Any], path: Path, fps: float) -> None:
+    width, height = images[0].size
+    writer = imageio_ffmpeg.write_frames(
+        str(path),
+        (width, height),
+        fps=fps,
+        pix_fmt_out="yuv420p",  # plays everywhere; needs even sizes, which the renderer keeps
+        quality=8,
+        macro_block_size=2,
+    )
+    writer.send(None)  # start the encoder
+    try:
+        for image in [*images, images[-1], images[-1]]:
+            writer.send(np.ascontiguousarray(np.asarray(image)))
+    finally:
+        writer.close()

@@ -1,0 +1,572 @@
+"""The board as a picture: an (H, W, 3) uint8 image for ``render_mode="rgb_array"``, videos,
+the GUI and the docs.
+
+The picture is the board seen from above, with north at the top:
+
+* each square of the board is a patch of heath; column letters run along the top (from the
+  west) and row numbers down the left side (from the north), as in the move notation;
+* a **standing** megalith is a raised square block showing its top end in red or white,
+  with a shadow; a **lying** megalith is one long flat slab across its two squares;
+* the megalith **awaiting a tilt decision** is ringed in gold and drawn with its four long
+  faces around its top (each side in the colour a tilt that way would show), and every
+  legal tilt is previewed as a translucent slab, in its colour, on the squares it would cover;
+* the panel below says whose turn it is and what they must do, the supply left, and at the
+  end the result; the dolmens are then outlined in gold.
+
+Drawing uses Pillow only (the ``render`` extra): no display, no window, the same pixels for
+the same position and library version. Pieces are drawn once per renderer, supersampled for
+smooth edges, and pasted, so a frame costs well under a millisecond on the medium board
+(see ``benchmarks/render_speed.py``). Text uses Pillow's built-in font.
+
+>>> from carnac_env.render.image import ImageRenderer
+>>> frame = ImageRenderer(state.board).draw(state)        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from carnac_env.core.actions import tilt_colours
+from carnac_env.core.boards import Board, make_board
+from carnac_env.core.game import OVER, PLAYER_NAMES, RESPOND, STANDING, GameState
+from carnac_env.core.notation import column_name, square_name
+from carnac_env.core.scoring import groups
+from carnac_env.errors import CarnacError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image as PILImage
+
+Colour = tuple[int, int, int]
+
+#: The colours of the picture (RGB). Tests and the GUI read them.
+RED_FACE: Colour = (198, 45, 40)
+WHITE_FACE: Colour = (244, 241, 232)
+FACE_COLOURS: dict[int, Colour] = {1: RED_FACE, 2: WHITE_FACE}
+FACE_EDGES: dict[int, Colour] = {1: (112, 20, 18), 2: (112, 108, 98)}
+SQUARE_COLOUR: Colour = (122, 150, 100)
+SQUARE_LINE: Colour = (98, 124, 80)
+BOARD_RIM: Colour = (70, 88, 58)
+BACKGROUND: Colour = (236, 231, 217)
+TEXT_COLOUR: Colour = (40, 40, 38)
+SOFT_TEXT: Colour = (100, 98, 90)
+PENDING_RING: Colour = (255, 196, 0)
+DOLMEN_LINE: Colour = (255, 204, 20)
+MARK_COLOUR: Colour = (40, 110, 220)
+
+#: A block drawn with its faces (the megalith awaiting a decision, or being placed): half
+#: the side of its outline and of its top end, as fractions of the square it stands on.
+BLOCK_OUTER = 0.43
+BLOCK_TOP = 0.22
+
+_SUPERSAMPLE = 4
+
+
+def _require_pillow() -> Any:
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise CarnacError("drawing the board as an image needs Pillow: pip install 'carnac-env[render]'") from None
+    return Image, ImageDraw, ImageFont
+
+
+def font(size: int) -> Any:
+    """Pillow's built-in font at ``size`` pixels (its scalable font where Pillow has FreeType,
+    else its small bitmap font). Nothing is read from the system, so pictures are the same
+    everywhere for a given Pillow version."""
+    return _font(max(6, int(size)))
+
+
+_FONTS: dict[int, Any] = {}
+
+
+def _font(size: int) -> Any:
+    cached = _FONTS.get(size)
+    if cached is None:
+        _, _, image_font = _require_pillow()
+        try:
+            cached = image_font.load_default(size=size)
+        except (TypeError, ImportError, OSError):  # Pillow < 10.1 or built without FreeType
+            cached = image_font.load_default()
+        _FONTS[size] = cached
+    return cached
+
+
+def shade(colour: Colour, factor: float) -> Colour:
+    """``colour`` darkened (factor < 1) or lightened towards white (factor > 1)."""
+    if factor <= 1:
+        return tuple(round(v * factor) for v in colour)  # type: ignore[return-value]
+    t = factor - 1
+    return tuple(round(v + (255 - v) * t) for v in colour)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things are in a picture: pixel geometry shared by the renderer and the GUI.
+
+    Attributes:
+        cell: side of one square in pixels.
+        left, top: pixel position of the north-west corner of square a1.
+        rows, cols: the board's size.
+        width, height: the whole picture.
+        status_top: the first pixel row of the status panel below the board.
+    """
+
+    cell: int
+    left: int
+    top: int
+    rows: int
+    cols: int
+    width: int
+    height: int
+    status_top: int
+
+    def square_box(self, square: int) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` of ``square`` (x1, y1 exclusive)."""
+        r, c = divmod(square, self.cols)
+        x0, y0 = self.left + c * self.cell, self.top + r * self.cell
+        return x0, y0, x0 + self.cell, y0 + self.cell
+
+    def square_centre(self, square: int) -> tuple[int, int]:
+        """The pixel at the middle of ``square``."""
+        x0, y0, _, _ = self.square_box(square)
+        return x0 + self.cell // 2, y0 + self.cell // 2
+
+    def square_at(self, x: float, y: float) -> int | None:
+        """The square under pixel ``(x, y)``, or ``None`` off the board."""
+        c = (x - self.left) // self.cell
+        r = (y - self.top) // self.cell
+        if 0 <= r < self.rows and 0 <= c < self.cols:
+            return int(r) * self.cols + int(c)
+        return None
+
+    @property
+    def board_box(self) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` of the whole board."""
+        return self.left, self.top, self.left + self.cols * self.cell, self.top + self.rows * self.cell
+
+
+class ImageRenderer:
+    """Draws Carnac positions of one board as RGB images (Pillow; no window).
+
+    Args:
+        board: the board (a :class:`Board` or a board name).
+        cell: side of a square in pixels (48 by default; 24 makes small training videos).
+        names: optional names for players 0 and 1, shown after the colour ("Red (you)").
+        status: draw the status panel (turn, supply, result) below the board.
+        coordinates: draw the column letters and row numbers.
+
+    Raises:
+        CarnacError: Pillow is not installed (``pip install 'carnac-env[render]'``), or
+            ``cell`` is below 8 pixels.
+    """
+
+    def __init__(
+        self,
+        board: Board | str,
+        cell: int = 48,
+        *,
+        names: Sequence[str] | None = None,
+        status: bool = True,
+        coordinates: bool = True,
+    ) -> None:
+        self._image, self._draw_module, _ = _require_pillow()
+        if isinstance(cell, bool) or not isinstance(cell, int) or cell < 8:
+            raise CarnacError(f"cell={cell!r} must be an integer number of pixels >= 8")
+        self.board = board if isinstance(board, Board) else make_board(board)
+        self.cell = cell
+        self.names = tuple(names) if names is not None else None
+        self.status = status
+        self.coordinates = coordinates
+        self.font_size = max(9, round(cell * 0.3))
+        margin = max(4, cell // 6)
+        label = round(cell * 0.5) if coordinates else margin
+        left, top = label, label
+        board_w, board_h = self.board.cols * cell, self.board.rows * cell
+        width = left + board_w + margin + (label - margin if coordinates else 0) // 2
+        status_top = top + board_h + margin
+        height = status_top + (round(self.font_size * 3.6) if status else 0)
+        width += max(0, 22 * self.font_size - width) if status else 0  # room for the status text
+        width += width % 2  # even sizes suit video encoders
+        height += height % 2
+        self.layout = Layout(cell, left, top, self.board.rows, self.board.cols, width, height, status_top)
+        self._text_cache: dict[tuple[str, int, Colour], Any] = {}
+        self._background = self._draw_background()
+        self._sprites: dict[Any, Any] = {}
+
+    # ----------------------------------------------------------------- public drawing
+    def draw(
+        self,
+        state: GameState,
+        *,
+        dolmens: bool | None = None,
+        tentative: tuple[int, int] | None = None,
+        marks: Iterable[int] = (),
+        status_text: str | None = None,
+    ) -> np.ndarray:
+        """The picture of ``state`` as an ``(H, W, 3)`` uint8 array (a fresh array).
+
+        Args:
+            state: the position (any board state; it must be on this renderer's board).
+            dolmens: outline the dolmens; by default only once the game is over.
+            tentative: ``(square, orientation)`` of a megalith being placed (the GUI's
+                preview): drawn with its faces and its tilts previewed, as the mover sees it.
+            marks: squares to mark with a small blue corner dot (e.g. the last move).
+            status_text: replaces the first status line (whose turn it is).
+        """
+        image = self.draw_image(state, dolmens=dolmens, tentative=tentative, marks=marks, status_text=status_text)
+        return np.array(image)  # a writeable copy the caller owns
+
+    def draw_image(
+        self,
+        state: GameState,
+        *,
+        dolmens: bool | None = None,
+        tentative: tuple[int, int] | None = None,
+        marks: Iterable[int] = (),
+        status_text: str | None = None,
+    ) -> PILImage.Image:
+        """As :meth:`draw`, but returns the Pillow image (mode ``RGB``)."""
+        board = self.board
+        if state.board != board:
+            raise CarnacError(f"this renderer draws board {board}; the state is on board {state.board}")
+        layout = self.layout
+        image = self._background.copy()
+        cells, kinds = state.cells, state.kinds
+        found = self.dolmen_groups(state) if dolmens or (dolmens is None and state.phase == OVER) else []
+        if found:
+            self._wash_dolmens(image, found)
+        # Lying megaliths: one slab per pair.
+        for first, second in state.lying:
+            a, b = (first, second) if first < second else (second, first)
+            horizontal = b == a + 1
+            sprite = self._sprite(("lying", cells[a], horizontal))
+            x0, y0, _, _ = layout.square_box(a)
+            image.paste(sprite, (x0, y0), sprite)
+        # Standing megaliths (the pending one with its faces).
+        for square in range(board.squares):
+            if kinds[square] != STANDING:
+                continue
+            x0, y0, _, _ = layout.square_box(square)
+            if square == state.pending:
+                ns, ew = state.pending_colours
+                sprite = self._sprite(("block", cells[square], ns, ew))
+                ring = self._sprite(("ring",))
+                image.paste(ring, (x0, y0), ring)
+            else:
+                sprite = self._sprite(("standing", cells[square]))
+            image.paste(sprite, (x0, y0), sprite)
+        # Tilt previews: of the pending megalith, or of the megalith being placed.
+        previews: list[tuple[int, int, int]] = list(state.tilt_targets().values())
+        if tentative is not None and state.phase != OVER:
+            square, orientation = tentative
+            if kinds[square]:
+                raise CarnacError(f"tentative square {square_name(board, square)} is not empty")
+            top, ns, ew = tilt_colours(state.to_act, orientation)
+            x0, y0, _, _ = layout.square_box(square)
+            ring = self._sprite(("ring",))
+            sprite = self._sprite(("block", top, ns, ew))
+            image.paste(ring, (x0, y0), ring)
+            image.paste(sprite, (x0, y0), sprite)
+            last = state.supply == 1 and not board.last_tilt
+            if not last:
+                for direction, pair in enumerate(board.tilt_squares[square]):
+                    if pair is not None and not kinds[pair[0]] and not kinds[pair[1]]:
+                        previews.append((pair[0], pair[1], (ns, ew)[direction & 1]))
+        for first, second, colour in previews:
+            a, b = (first, second) if first < second else (second, first)
+            sprite = self._sprite(("ghost", colour, b == a + 1))
+            x0, y0, _, _ = layout.square_box(a)
+            image.paste(sprite, (x0, y0), sprite)
+        if found:
+            self._outline_dolmens(image, found)
+        for square in marks:
+            x0, y0, x1, _ = layout.square_box(square)
+            r = max(2, self.cell // 12)
+            draw = self._draw_module.Draw(image)
+            draw.ellipse((x1 - 3 * r, y0 + r, x1 - r, y0 + 3 * r), fill=MARK_COLOUR)
+        if self.status:
+            self._draw_status(image, state, status_text)
+        return image
+
+    def square_at(self, x: float, y: float) -> int | None:
+        """The square under pixel ``(x, y)``, or ``None`` off the board."""
+        return self.layout.square_at(x, y)
+
+    def close(self) -> None:
+        """Nothing to release (kept so environments can call it)."""
+
+    # ----------------------------------------------------------------- text helpers
+    def text_sprite(self, text: str, size: int | None = None, fill: Colour = TEXT_COLOUR) -> PILImage.Image:
+        """``text`` rendered once as an RGBA image (cached), in Pillow's built-in font."""
+        size = size or self.font_size
+        key = (text, size, fill)
+        sprite = self._text_cache.get(key)
+        if sprite is None:
+            face = font(size)
+            x0, _, x1, _ = face.getbbox(text)
+            sprite = self._image.new("RGBA", (max(1, x1 - min(0, x0)), max(1, size + size // 3)), (*fill, 0))
+            self._draw_module.Draw(sprite).text((-min(0, x0), 0), text, font=face, fill=(*fill, 255))
+            if len(self._text_cache) > 512:
+                self._text_cache.clear()
+            self._text_cache[key] = sprite
+        return sprite
+
+    def _paste_text(self, image: Any, xy: tuple[int, int], text: str, size: int | None = None, **kw: Any) -> int:
+        sprite = self.text_sprite(text, size, **kw)
+        image.paste(sprite, xy, sprite)
+        return sprite.width
+
+    # ----------------------------------------------------------------- static parts
+    def _draw_background(self) -> Any:
+        layout, cell = self.layout, self.cell
+        image = self._image.new("RGB", (layout.width, layout.height), BACKGROUND)
+        draw = self._draw_module.Draw(image)
+        x0, y0, x1, y1 = layout.board_box
+        rim = max(2, cell // 16)
+        draw.rectangle((x0 - rim, y0 - rim, x1 + rim - 1, y1 + rim - 1), fill=BOARD_RIM)
+        draw.rectangle((x0, y0, x1 - 1, y1 - 1), fill=SQUARE_LINE)
+        gap = max(1, cell // 40)
+        for square in range(self.board.squares):
+            sx0, sy0, sx1, sy1 = layout.square_box(square)
+            draw.rectangle((sx0 + gap, sy0 + gap, sx1 - 1 - gap, sy1 - 1 - gap), fill=SQUARE_COLOUR)
+        if self.coordinates:
+            size = max(8, round(cell * 0.28))
+            for c in range(self.board.cols):
+                sprite = self.text_sprite(column_name(c), size, SOFT_TEXT)
+                cx = layout.left + c * cell + (cell - sprite.width) // 2
+                image.paste(sprite, (cx, max(0, y0 - rim - sprite.height - 1)), sprite)
+            for r in range(self.board.rows):
+                sprite = self.text_sprite(str(r + 1), size, SOFT_TEXT)
+                cy = layout.top + r * cell + (cell - sprite.height) // 2 + size // 8
+                image.paste(sprite, (max(0, x0 - rim - sprite.width - 3), cy), sprite)
+        return image
+
+    def _sprite(self, key: tuple, cell: int | None = None) -> Any:
+        cell = cell or self.cell
+        sprite = self._sprites.get((key, cell))
+        if sprite is None:
+            sprite = self._make_sprite(key, cell)
+            self._sprites[key, cell] = sprite
+        return sprite
+
+    def block_sprite(self, top: int, north_south: int, east_west: int, size: int) -> PILImage.Image:
+        """A standing megalith seen from above with its four long faces, as an RGBA image of
+        ``size`` x ``size`` pixels: the top end in colour ``top`` (1 red, 2 white), the north
+        and south faces in ``north_south``, the east and west faces in ``east_west``. The
+        faces take the middle ``2 * BLOCK_OUTER`` of the image and the top end the middle
+        ``2 * BLOCK_TOP``."""
+        return self._sprite(("block", top, north_south, east_west), size)
+
+    def _make_sprite(self, key: tuple, cell: int) -> Any:
+        """Draw one piece at 4x size and shrink it (premultiplied alpha) for smooth edges."""
+        s = _SUPERSAMPLE
+        cell = cell * s
+        kind = key[0]
+        horizontal = kind in ("lying", "ghost") and key[2]
+        vertical = kind in ("lying", "ghost") and not key[2]
+        size = (2 * cell if horizontal else cell, 2 * cell if vertical else cell)
+        sprite = self._image.new("RGBA", size, (0, 0, 0, 0))
+        draw = self._draw_module.Draw(sprite)
+        if kind == "standing":
+            colour = key[1]
+            half = round(cell * 0.31)
+            centre = cell // 2
+            off = round(cell * 0.07)
+            box = (centre - half, centre - half, centre + half, centre + half)
+            radius = round(cell * 0.06)
+            draw.rounded_rectangle(_shift(box, off), radius, fill=(20, 30, 15, 110))
+            draw.rounded_rectangle(box, radius, fill=FACE_COLOURS[colour], outline=FACE_EDGES[colour], width=2 * s)
+            inner = round(cell * 0.09)
+            draw.rounded_rectangle(
+                (box[0] + inner, box[1] + inner, box[2] - inner, box[3] - inner),
+                radius,
+                outline=shade(FACE_COLOURS[colour], 0.86 if colour == 2 else 1.25),
+                width=s,
+            )
+        elif kind == "lying":
+            colour = key[1]
+            inset = round(cell * 0.13)
+            box = (inset, inset, size[0] - inset, size[1] - inset)
+            off = round(cell * 0.03)
+            radius = round(cell * 0.12)
+            draw.rounded_rectangle(_shift(box, off), radius, fill=(20, 30, 15, 90))
+            draw.rounded_rectangle(box, radius, fill=FACE_COLOURS[colour], outline=FACE_EDGES[colour], width=2 * s)
+        elif kind == "ghost":
+            colour = key[1]
+            inset = round(cell * 0.16)
+            box = (inset, inset, size[0] - inset, size[1] - inset)
+            radius = round(cell * 0.12)
+            draw.rounded_rectangle(
+                box, radius, fill=(*FACE_COLOURS[colour], 185), outline=(*FACE_EDGES[colour], 240), width=2 * s
+            )
+            # Dashes along the long axis, so a preview never reads as a real slab.
+            dash = round(cell * 0.12)
+            line_colour = (*FACE_EDGES[colour], 200)
+            length = size[0] if horizontal else size[1]
+            for start in range(inset + dash, length - inset - dash, 2 * dash):
+                if horizontal:
+                    draw.line((start, size[1] // 2, start + dash, size[1] // 2), fill=line_colour, width=s)
+                else:
+                    draw.line((size[0] // 2, start, size[0] // 2, start + dash), fill=line_colour, width=s)
+        elif kind == "block":
+            top, ns, ew = key[1:]
+            outer = round(cell * BLOCK_OUTER)
+            inner = round(cell * BLOCK_TOP)
+            c = cell // 2
+            off = round(cell * 0.06)
+            draw.rectangle(_shift((c - outer, c - outer, c + outer, c + outer), off), fill=(20, 30, 15, 110))
+            o0, o1, i0, i1 = c - outer, c + outer, c - inner, c + inner
+            faces = {
+                "N": ([(o0, o0), (o1, o0), (i1, i0), (i0, i0)], ns, 1.0),
+                "S": ([(o0, o1), (o1, o1), (i1, i1), (i0, i1)], ns, 0.82),
+                "W": ([(o0, o0), (i0, i0), (i0, i1), (o0, o1)], ew, 0.93),
+                "E": ([(o1, o0), (i1, i0), (i1, i1), (o1, o1)], ew, 0.88),
+            }
+            for polygon, colour, factor in faces.values():
+                draw.polygon(polygon, fill=shade(FACE_COLOURS[colour], factor), outline=FACE_EDGES[colour])
+            edge = (30, 30, 28)
+            draw.rectangle((o0, o0, o1, o1), outline=edge, width=2 * s)
+            for a, b in (((o0, o0), (i0, i0)), ((o1, o0), (i1, i0)), ((o0, o1), (i0, i1)), ((o1, o1), (i1, i1))):
+                draw.line((a, b), fill=edge, width=s)
+            draw.rectangle((i0, i0, i1, i1), fill=FACE_COLOURS[top], outline=edge, width=2 * s)
+        elif kind == "ring":
+            width = max(2, round(cell * 0.06))
+            pad = round(cell * 0.02)
+            draw.rounded_rectangle(
+                (pad, pad, cell - pad, cell - pad), round(cell * 0.1), outline=(*PENDING_RING, 255), width=width
+            )
+        else:  # pragma: no cover
+            raise KeyError(key)
+        return sprite.convert("RGBa").reduce(s).convert("RGBA")
+
+    # ----------------------------------------------------------------- dynamic parts
+    def dolmen_groups(self, state: GameState) -> list[tuple[int, list[int]]]:
+        """The dolmens of the position as ``(colour, squares)`` (colour 1 red, 2 white)."""
+        board = self.board
+        return [
+            (colour, group)
+            for colour in (1, 2)
+            for group in groups(board, state.cells, colour)
+            if len(group) >= board.min_dolmen
+        ]
+
+    def _wash_dolmens(self, image: Any, found: list[tuple[int, list[int]]]) -> None:
+        """Tint each dolmen's squares with its colour (drawn under the pieces)."""
+        draw = self._draw_module.Draw(image)
+        for colour, group in found:
+            tint = _mix(SQUARE_COLOUR, FACE_COLOURS[colour], 0.45)
+            for square in group:
+                x0, y0, x1, y1 = self.layout.square_box(square)
+                draw.rectangle((x0 + 1, y0 + 1, x1 - 2, y1 - 2), fill=tint)
+
+    def _outline_dolmens(self, image: Any, found: list[tuple[int, list[int]]]) -> None:
+        """A gold line just inside the border of each dolmen (so neighbours never share one)."""
+        board, layout, cell = self.board, self.layout, self.cell
+        draw = self._draw_module.Draw(image)
+        width = max(2, cell // 14)
+        inset = max(2, cell // 16)
+        cols = board.cols
+        for _colour, group in found:
+            members = set(group)
+
+            def inside(r: int, c: int, members: set[int] = members) -> bool:
+                return 0 <= r < board.rows and 0 <= c < cols and r * cols + c in members
+
+            for square in group:
+                r, c = divmod(square, cols)
+                x0, y0, x1, y1 = layout.square_box(square)
+                x1, y1 = x1 - 1, y1 - 1
+                # For each side on the border: (neighbour across, the two ends along it).
+                for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+                    if inside(r + dr, c + dc):
+                        continue
+                    ends = []
+                    for sign in (-1, 1):
+                        er, ec = (r, c + sign) if dr else (r + sign, c)  # the neighbour along the side
+                        if not inside(er, ec):
+                            ends.append(sign * -inset)  # convex corner: stop inside the square
+                        elif inside(er + dr, ec + dc):
+                            ends.append(sign * inset)  # concave corner: reach the next square's line
+                        else:
+                            ends.append(0)  # straight on: meet the neighbour's segment
+                    if dr:
+                        y = y0 + inset if dr < 0 else y1 - inset
+                        draw.line((x0 + ends[0], y, x1 + ends[1], y), fill=DOLMEN_LINE, width=width)
+                    else:
+                        x = x0 + inset if dc < 0 else x1 - inset
+                        draw.line((x, y0 + ends[0], x, y1 + ends[1]), fill=DOLMEN_LINE, width=width)
+
+    def player_label(self, player: int) -> str:
+        """``"Red"`` or ``"Red (name)"`` when names were given."""
+        if self.names is None:
+            return PLAYER_NAMES[player]
+        return f"{PLAYER_NAMES[player]} ({self.names[player]})"
+
+    def status_line(self, state: GameState) -> str:
+        """What the status panel's first line says: whose turn and what to do, or the result."""
+        board = self.board
+        if state.phase == OVER:
+            result = state.result()
+            if result.winner is None:
+                return "Game over: a draw"
+            return f"Game over: {self.player_label(result.winner)} wins"
+        who = self.player_label(state.to_act)
+        if state.phase == RESPOND:
+            return f"{who}: tilt or decline {square_name(board, state.pending)}"
+        return f"{who} to place a megalith"
+
+    def _draw_status(self, image: Any, state: GameState, text: str | None) -> None:
+        layout, size = self.layout, self.font_size
+        draw = self._draw_module.Draw(image)
+        x = layout.left
+        y = layout.status_top + size // 3
+        icon = round(size * 0.9)
+        if state.phase == OVER:
+            result = state.result()
+            colours = [FACE_COLOURS[result.winner + 1]] if result.winner is not None else [RED_FACE, WHITE_FACE]
+        else:
+            colours = [FACE_COLOURS[state.to_act + 1]]
+        for colour in colours:
+            edge = FACE_EDGES[1 if colour == RED_FACE else 2]
+            draw.rectangle((x, y + 1, x + icon, y + 1 + icon), fill=colour, outline=edge, width=max(1, size // 8))
+            x += icon + size // 3
+        self._paste_text(image, (x + size // 6, y), text if text is not None else self.status_line(state), size)
+        # Second line: the supply as a count and a row of pips, or at the end the dolmens.
+        y2 = y + round(size * 1.55)
+        x = layout.left
+        if state.phase == OVER:
+            red, white = (", ".join(map(str, sizes)) or "none" for sizes in state.result().dolmens)
+            self._paste_text(image, (x, y2), f"Dolmens: Red {red}  |  White {white}", size, fill=SOFT_TEXT)
+            return
+        x += self._paste_text(image, (x, y2), f"Supply {state.supply}/{self.board.megaliths}", size, fill=SOFT_TEXT)
+        x += size // 2
+        total = self.board.megaliths
+        room = layout.width - x - max(4, self.cell // 6)
+        pip = min(size // 2, (room // total) - 1) if total else 0
+        if pip >= 2:
+            height = round(size * 0.8)
+            top = y2 + (size + size // 3 - height) // 2
+            for i in range(total):
+                px = x + i * (pip + 1)
+                if i < state.supply:
+                    draw.rectangle((px, top, px + pip - 1, top + height - 1), fill=(128, 124, 112))
+                else:
+                    draw.rectangle((px, top, px + pip - 1, top + height - 1), outline=(190, 184, 168))
+
+
+def _mix(a: Colour, b: Colour, t: float) -> Colour:
+    return tuple(round(x + (y - x) * t) for x, y in zip(a, b))  # type: ignore[return-value]
+
+
+def _shift(box: tuple[int, int, int, int], by: int) -> tuple[int, int, int, int]:
+    return box[0] + by, box[1] + by, box[2] + by, box[3] + by
+
+
+def render_rgb(state: GameState, cell: int = 48) -> np.ndarray:
+    """One-off convenience: ``ImageRenderer(state.board, cell).draw(state)``. For many frames,
+    keep one :class:`ImageRenderer` (it caches the board and the pieces)."""
+    return ImageRenderer(state.board, cell).draw(state)

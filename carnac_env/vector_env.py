@@ -1,0 +1,216 @@
+"""A Gymnasium ``VectorEnv`` of Carnac games for single-agent training, on the batched engine.
+
+>>> import gymnasium as gym
+>>> envs = gym.make_vec("carnac_env/Carnac-v0", num_envs=1024, board="medium")
+>>> obs, infos = envs.reset(seed=0)
+>>> obs, rewards, terminations, truncations, infos = envs.step(actions)  # (1024,) ints
+
+or ``carnac_env.vector_env.CarnacVectorEnv(num_envs=1024, board="medium")``. Each of the
+``num_envs`` games pits the learner (seat 0, 1 or ``"random"`` per game) against a batched
+opponent policy: uniformly random legal moves by default, or any callable
+``policy(observation, action_mask) -> actions`` taking the ``(K, rows, cols, 9)`` int8
+observations and ``(K, num_actions)`` bool masks of the K games where the opponent is to act
+(seen by the opponent) and returning K legal actions. After the learner's actions the opponent
+moves, as many times as the rules give it the turn, until the learner acts again in every game.
+
+Spaces: ``single_observation_space`` is the single env's ``Box(int8, (rows, cols, 9))``,
+``single_action_space`` ``Discrete(rows*cols*4 + 5)``; rewards are the learner's result
+(+1/-1/0) on the step its game ends. Masks: ``infos["action_mask"]`` ``(num_envs,
+num_actions)`` bool and :meth:`CarnacVectorEnv.action_masks` (sb3-contrib's convention).
+``infos["seat"]`` gives the learner's seat in each game.
+
+Autoreset: ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``. When a game ends
+on a step, that step's ``terminations[i]`` is True with the learner's reward, ``obs[i]`` and
+the mask already belong to the next game (after the opponent's opening moves when the
+learner is White), and ``infos["final_obs"][i]`` holds the finished position seen by the
+learner (``infos["_final_obs"]`` marks which); ``infos["final_info"]`` holds its ``winner``
+(0, 1 or -1 for a draw). Nothing is ever truncated.
+
+Illegal learner actions raise :class:`~carnac_env.errors.IllegalActionError` naming the env
+indices and actions, and change nothing (mask the policy). ``seed`` seeds the seat draws and
+the random opponent; the rules themselves have no randomness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from carnac_env.aec import observation_space
+from carnac_env.batch import BatchGame
+from carnac_env.core.boards import Board, make_board
+from carnac_env.errors import CarnacError
+
+Policy = Callable[[np.ndarray, np.ndarray], Any]
+
+
+class CarnacVectorEnv(VectorEnv):
+    """``num_envs`` Carnac games against a batched opponent; see the module docstring.
+
+    Args:
+        num_envs: how many games (>= 1).
+        board: a board name, ``"custom"`` or a :class:`~carnac_env.core.boards.Board`.
+        opponent: ``"random"`` (default) or a callable ``policy(observation, action_mask) -> actions``.
+        seat: the learner's seat: 0, 1 or ``"random"`` (drawn for every game).
+        backend: the batched engine's backend, ``"auto"``, ``"numpy"`` or ``"numba"``.
+        **rules: rules options (``rows``, ``cols``, ``megaliths``, ``min_dolmen``, ``last_tilt``).
+
+    Raises:
+        CarnacError: a bad board, rules option, ``num_envs``, seat, opponent or backend.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        board: str | Board = "medium",
+        opponent: str | Policy = "random",
+        seat: int | str = 0,
+        backend: str = "auto",
+        **rules: Any,
+    ) -> None:
+        self.board = make_board(board, **rules)
+        if isinstance(seat, bool) or seat not in (0, 1, "random"):
+            raise CarnacError(f"seat={seat!r}; expected 0 (Red, moves first), 1 (White) or 'random'")
+        if opponent != "random" and not callable(opponent):
+            raise CarnacError(
+                f"opponent must be 'random' or a callable policy(observation, action_mask) -> actions, got {opponent!r}"
+            )
+        self.games = BatchGame(self.board, num_envs=num_envs, seed=None, backend=backend)
+        self.num_envs = self.games.num_envs
+        self.seat_option = seat
+        self.opponent = opponent
+        self.render_mode = None
+        self.single_observation_space = observation_space(self.board)["observation"]
+        self.single_action_space = spaces.Discrete(self.board.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._np_random, _ = seeding.np_random(None)
+        self._seats = np.zeros(self.num_envs, dtype=np.int8)
+        self._mask = np.zeros((self.num_envs, self.board.num_actions), dtype=bool)
+        self._needs_reset = True
+
+    @property
+    def seats(self) -> np.ndarray:
+        """``(num_envs,)`` int8: the learner's seat in each current game (a copy)."""
+        return self._seats.copy()
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start ``num_envs`` fresh games and play the opponent's opening moves where the learner is White."""
+        if isinstance(seed, list):
+            seed = seed[0] if seed else None
+        if seed is not None:
+            self._np_random, _ = seeding.np_random(seed)
+            self.action_space.seed(seed)
+        if options:
+            raise CarnacError(f"CarnacVectorEnv.reset takes no options, got {sorted(options)}")
+        self.games.np_random = np.random.default_rng(self._np_random.integers(2**63))
+        self._seats[:] = self._draw_seats(self.num_envs)
+        step = self.games.reset()
+        obs, mask, *_ = self._play_opponent(step, np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, bool))
+        self._needs_reset = False
+        return obs, {"action_mask": mask, "seat": self._seats.copy()}
+
+    def _draw_seats(self, count: int) -> np.ndarray:
+        if self.seat_option == "random":
+            return self._np_random.integers(0, 2, count).astype(np.int8)
+        return np.full(count, self.seat_option, dtype=np.int8)
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Play the learner's action in every game, then the opponent until the learner acts again.
+
+        Raises:
+            IllegalActionError: some learner actions are illegal (nothing changes).
+            CarnacError: ``actions`` of the wrong shape or type, or ``step`` before ``reset``.
+        """
+        if self._needs_reset:
+            raise CarnacError("call reset() before step()")
+        step = self.games.step(actions, final_observer=self._seats)
+        n = self.num_envs
+        rewards = step.rewards[np.arange(n), self._seats].astype(np.float32)
+        terminated = step.terminated.copy()
+        final_obs = step.final_observation.copy()
+        winners = self._winners(step, terminated)
+        if terminated.any():
+            self._seats[terminated] = self._draw_seats(int(terminated.sum()))
+        obs, mask, rewards, terminated, final_obs, winners = self._play_opponent(
+            step, rewards, terminated, final_obs, winners
+        )
+        infos: dict[str, Any] = {"action_mask": mask, "seat": self._seats.copy()}
+        if terminated.any():
+            final = np.full(n, None, dtype=object)
+            for i in np.flatnonzero(terminated):
+                final[i] = final_obs[i]
+            infos["final_obs"] = final
+            infos["_final_obs"] = terminated.copy()
+            infos["final_info"] = {"winner": winners, "_winner": terminated.copy()}
+            infos["_final_info"] = terminated.copy()
+        return obs, rewards, terminated, np.zeros(n, dtype=bool), infos
+
+    @staticmethod
+    def _winners(step: Any, terminated: np.ndarray) -> np.ndarray:
+        """Winner per game from the rewards of the games that ended (-1 draw); 0 elsewhere."""
+        red = step.rewards[:, 0]
+        return np.where(terminated, np.where(red > 0, 0, np.where(red < 0, 1, -1)), 0).astype(np.int8)
+
+    def _play_opponent(
+        self,
+        step: Any,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        final_obs: np.ndarray | None = None,
+        winners: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = self.num_envs
+        if final_obs is None:
+            final_obs = np.zeros((n, *self.games.observation_shape), dtype=np.int8)
+        if winners is None:
+            winners = np.zeros(n, dtype=np.int8)
+        obs, mask, player = step.observation, step.action_mask, step.current_player
+        waiting = player != self._seats
+        while waiting.any():
+            actions = np.zeros(n, dtype=np.int64)
+            if self.opponent == "random":
+                actions[waiting] = self.games.sample_actions()[waiting]
+            else:
+                chosen = np.asarray(self.opponent(obs[waiting], mask[waiting]))
+                if chosen.shape != (int(waiting.sum()),) or not np.issubdtype(chosen.dtype, np.integer):
+                    raise CarnacError(
+                        f"the opponent policy must return {int(waiting.sum())} integer actions, one per game "
+                        f"it was given; got dtype {chosen.dtype} shape {chosen.shape}"
+                    )
+                actions[waiting] = chosen
+            reply = self.games.step(actions, active=waiting, final_observer=self._seats)
+            ended = reply.terminated
+            if (ended & terminated).any():
+                raise CarnacError(
+                    "a game ended twice in one step before the learner could act: this board is too small "
+                    f"for the learner's seat ({self.board.rules()})"
+                )
+            if ended.any():
+                rewards = rewards.copy()
+                rewards[ended] = reply.rewards[np.flatnonzero(ended), self._seats[ended]]
+                terminated = terminated | ended
+                final_obs[ended] = reply.final_observation[ended]
+                winners[ended] = self._winners(reply, ended)[ended]
+                self._seats[ended] = self._draw_seats(int(ended.sum()))
+            obs, mask, player = reply.observation, reply.action_mask, reply.current_player
+            waiting = player != self._seats
+        self._mask = mask
+        return obs, mask.copy(), rewards, terminated, final_obs, winners
+
+    def action_masks(self) -> np.ndarray:
+        """``(num_envs, num_actions)`` bool: the learner's legal actions now (a copy)."""
+        return self._mask.copy()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release."""

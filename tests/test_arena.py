@@ -1,0 +1,194 @@
+"""The arena: schedule and seeds, results schema, ratings, workers and resuming after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from carnac_env.arena import (
+    bradley_terry,
+    game_seed,
+    load_games,
+    play_game,
+    run_arena,
+    schedule,
+    split_agents,
+)
+from carnac_env.core.record import GameRecord
+from carnac_env.errors import CarnacError
+
+AGENTS = ["random", "greedy", "mcts:sims=20"]
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+def test_split_agents_keeps_options_together() -> None:
+    assert split_agents("random,greedy,mcts:sims=200") == ["random", "greedy", "mcts:sims=200"]
+    assert split_agents("random, mcts:sims=200,c=2 ,greedy") == ["random", "mcts:sims=200,c=2", "greedy"]
+
+
+def test_schedule_alternates_seats_and_seeds_by_identity() -> None:
+    games = schedule(["a", "b", "c"], 4, seed=0)
+    assert len(games) == 3 * 4
+    ab = [g for g in games if (g.a, g.b) == ("a", "b")]
+    assert [g.seats for g in ab] == [("a", "b"), ("b", "a"), ("a", "b"), ("b", "a")]
+    # a game's seed depends on its identity, not on the other agents or the order
+    other = schedule(["a", "b"], 4, seed=0)
+    assert [g.seed for g in other] == [g.seed for g in ab]
+    assert game_seed(0, "a", "b", 1) != game_seed(1, "a", "b", 1)
+    assert len({g.seed for g in games}) == len(games)
+
+
+def test_play_game_record_replays() -> None:
+    record = play_game("petit_menec", "greedy", "random", seed=3)
+    assert record.result is not None
+    assert record.replay().is_over
+    assert play_game("petit_menec", "greedy", "random", seed=3).moves == record.moves
+
+
+def test_results_schema_and_files(tmp_path: Path) -> None:
+    results = run_arena(AGENTS, tmp_path, board="petit_menec", games=4, seed=1, progress=False, echo=quiet)
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    assert on_disk == results
+    assert results["agents"] == AGENTS
+    assert len(results["pairs"]) == 3
+    for pair in results["pairs"]:
+        assert set(pair) >= {"a", "b", "wins_a", "wins_b", "draws"}
+        assert pair["wins_a"] + pair["wins_b"] + pair["draws"] == 4
+    assert set(results["ratings"]) == set(AGENTS)
+    for rating in results["ratings"].values():
+        assert set(rating) == {"elo", "ci_low", "ci_high"}
+        assert rating["ci_low"] <= rating["elo"] <= rating["ci_high"]
+    lines = (tmp_path / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 12
+    for line in lines:
+        record = GameRecord.from_json(line)
+        record.replay()
+        assert set(record.meta) >= {"agents", "pair", "game", "seats", "seed"}
+        red, white = record.meta["agents"]
+        assert record.meta["seats"] == {red: 0, white: 1}
+    standings = results["standings"]
+    assert sum(s["wins"] for s in standings.values()) == sum(s["losses"] for s in standings.values())
+
+
+def test_bradley_terry_orders_and_separates() -> None:
+    pairs = [
+        {"a": "x", "b": "y", "wins_a": 40, "wins_b": 0, "draws": 0},
+        {"a": "y", "b": "z", "wins_a": 30, "wins_b": 10, "draws": 0},
+        {"a": "x", "b": "z", "wins_a": 40, "wins_b": 0, "draws": 0},
+    ]
+    ratings = bradley_terry(["x", "y", "z"], pairs, seed=0)
+    assert ratings["x"]["elo"] > ratings["y"]["elo"] > ratings["z"]["elo"]
+    assert ratings["x"]["ci_low"] > ratings["y"]["ci_high"]
+    assert abs(sum(r["elo"] for r in ratings.values())) < 1.0
+    assert bradley_terry(["x", "y", "z"], pairs, seed=0) == ratings  # seeded bootstrap
+    even = bradley_terry(["p", "q"], [{"a": "p", "b": "q", "wins_a": 5, "wins_b": 5, "draws": 2}])
+    assert even["p"]["elo"] == pytest.approx(0.0, abs=0.5)
+
+
+def test_same_games_for_any_number_of_workers(tmp_path: Path) -> None:
+    one = run_arena(AGENTS[:2], tmp_path / "one", board="petit_menec", games=4, workers=1, progress=False, echo=quiet)
+    two = run_arena(AGENTS[:2], tmp_path / "two", board="petit_menec", games=4, workers=2, progress=False, echo=quiet)
+    assert one == two
+    assert (tmp_path / "one" / "games.jsonl").read_bytes() == (tmp_path / "two" / "games.jsonl").read_bytes()
+
+
+def test_torn_last_line_is_replayed(tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    run_arena(AGENTS[:2], full, board="petit_menec", games=4, progress=False, echo=quiet)
+    lines = (full / "games.jsonl").read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "arena.json").write_bytes((full / "arena.json").read_bytes())
+    (cut / "games.jsonl").write_text(lines[2] + lines[0] + lines[3][: len(lines[3]) // 2])
+    run_arena(AGENTS[:2], cut, board="petit_menec", games=4, progress=False, echo=quiet)
+    for name in ("games.jsonl", "results.json"):
+        assert (cut / name).read_bytes() == (full / name).read_bytes()
+
+
+def test_other_settings_in_the_same_folder_are_refused(tmp_path: Path) -> None:
+    run_arena(AGENTS[:2], tmp_path, board="petit_menec", games=2, progress=False, echo=quiet)
+    with pytest.raises(CarnacError, match="other settings"):
+        run_arena(AGENTS[:2], tmp_path, board="petit_menec", games=3, progress=False, echo=quiet)
+
+
+def test_foreign_lines_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "games.jsonl"
+    path.write_text('{"pair": ["x", "y"], "game": 0, "seed": 1}\n{"pair": ["x", "y"], "game": 1, "seed": 1}\n')
+    with pytest.raises(CarnacError, match="not part of this arena"):
+        load_games(path, {g.key: g for g in schedule(["random", "greedy"], 2, 0)})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"agents": ["random"]}, "at least two agents"),
+        ({"agents": ["random", "random"]}, "must differ"),
+        ({"agents": ["random", "mcts:bogus=1"]}, "no option 'bogus'"),
+        ({"games": 0}, "at least 1"),
+        ({"board": "huge"}, "huge"),
+    ],
+)
+def test_bad_arena_settings(tmp_path: Path, kwargs: dict, words: str) -> None:
+    settings = {"agents": ["random", "greedy"], "board": "petit_menec", "games": 1, **kwargs}
+    with pytest.raises(CarnacError, match=words):
+        run_arena(out=tmp_path, progress=False, echo=quiet, **settings)
+
+
+def _arena_command(out: Path, workers: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "carnac_env.cli",
+        "arena",
+        "--board",
+        "petit_menec",
+        "--agents",
+        "random,greedy,mcts:sims=40",
+        "--games",
+        "8",
+        "--seed",
+        "5",
+        "--workers",
+        str(workers),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+
+
+def test_killed_arena_resumes_to_the_same_files(tmp_path: Path) -> None:
+    reference = tmp_path / "reference"
+    subprocess.run(_arena_command(reference, 2), check=True, capture_output=True, timeout=600)
+    interrupted = tmp_path / "interrupted"
+    process = subprocess.Popen(
+        _arena_command(interrupted, 1), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    games = interrupted / "games.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if games.exists() and games.read_text().count("\n") >= 4:
+            break
+        time.sleep(0.02)
+    killed = process.poll() is None
+    if killed:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    if killed:
+        assert not (interrupted / "results.json").exists()
+        partial = games.read_text().count("\n")
+        assert 4 <= partial < 24
+    subprocess.run(_arena_command(interrupted, 2), check=True, capture_output=True, timeout=600)
+    for name in ("games.jsonl", "results.json", "arena.json"):
+        assert (interrupted / name).read_bytes() == (reference / name).read_bytes(), name
+    lines = (interrupted / "games.jsonl").read_text().splitlines()
+    assert len(lines) == len(set(lines)) == 24

@@ -1,0 +1,138 @@
+"""The ``carnac`` command: play driven by scripted input, replay, arena, and bad arguments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from carnac_env.core.boards import make_board
+from carnac_env.core.notation import square_name
+from carnac_env.core.record import GameRecord
+
+
+def carnac(*args: str, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**__import__("os").environ, "NO_COLOR": "1"},
+    )
+
+
+def scripted_moves(board: str) -> str:
+    """Input that always makes progress: for every square a placement then 'decline'; the
+    CLI rejects whichever does not fit the moment and asks again."""
+    b = make_board(board)
+    lines = []
+    for _ in range(2):
+        for square in range(b.squares):
+            lines += [f"{square_name(b, square)} Wew", "decline"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seat", ["0", "1"])
+def test_play_a_whole_game_from_scripted_input(tmp_path: Path, seat: str) -> None:
+    save = tmp_path / "game.json"
+    script = "moves\nnonsense\nz9 Rns\n" + scripted_moves("petit_menec")
+    done = carnac(
+        "play", "--board", "petit_menec", "--opponent", "greedy", "--seat", seat, "--save", str(save), stdin=script
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Place a megalith" in out or "Tilt the megalith just placed" in out  # the 'moves' help
+    assert "Not a legal move: 'nonsense' is not a move" in out
+    assert "z9" in out and "not on the 6 x 6 board" in out
+    assert "Game over" in out
+    assert f"record saved to {save}" in out
+    record = GameRecord.load(save)
+    assert record.result is not None
+    assert record.replay().is_over
+    assert record.meta["seats"] == {"you": int(seat)}
+
+
+def test_play_stops_on_quit_and_saves_the_game_so_far(tmp_path: Path) -> None:
+    save = tmp_path / "partial.json"
+    done = carnac("play", "--board", "small", "--opponent", "random", "--save", str(save), stdin="c3 Rns\nquit\n")
+    assert done.returncode == 0, done.stderr
+    record = GameRecord.load(save)
+    assert record.result is None
+    assert record.moves[0] == "c3 Rns"
+    assert "game stopped" in done.stdout
+
+
+def test_replay_a_line_of_games_jsonl(tmp_path: Path) -> None:
+    out = tmp_path / "arena"
+    done = carnac(
+        "arena",
+        "--board",
+        "petit_menec",
+        "--agents",
+        "random,greedy",
+        "--games",
+        "2",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "wins-draws-losses" in done.stdout and "elo" in done.stdout
+    results = json.loads((out / "results.json").read_text())
+    assert results["agents"] == ["random", "greedy"]
+    record = GameRecord.load(out / "games.jsonl", line=2)
+    shown = carnac("replay", str(out / "games.jsonl"), "--line", "2", "--all")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("\nmove ") == len(record.moves)
+    assert f"move {len(record.moves)}: " in shown.stdout
+    assert "Game over" in shown.stdout
+    # interactive: Enter twice then q
+    stepped = carnac("replay", str(out / "games.jsonl"), "--line", "1", stdin="\n\nq\n")
+    assert stepped.returncode == 0
+    assert "move 2:" in stepped.stdout and "move 3:" not in stepped.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["arena", "--agents", "random,bogus", "--out", "{tmp}/a"], "unknown agent 'bogus'"),
+        (["arena", "--agents", "random", "--out", "{tmp}/a"], "at least two agents"),
+        (["arena", "--games", "0"], "must be at least 1"),
+        (["arena", "--board", "huge", "--out", "{tmp}/a"], "huge"),
+        (["play", "--opponent", "mcts:sims=x"], "sims='x'"),
+        (["play", "--seat", "2"], "invalid choice"),
+        (["play", "--board", "nowhere"], "nowhere"),
+        (["replay", "{tmp}/missing.json"], "no such file"),
+        (["replay", "{tmp}/bad.json"], "game record must be JSON"),
+        (["replay", "{tmp}/bad.json", "--line", "5"], "line 5 does not exist"),
+        (["dance"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_bad_arguments_exit_nonzero_with_a_clear_message(tmp_path: Path, args: list[str], words: str) -> None:
+    (tmp_path / "bad.json").write_text("{not json\n")
+    done = carnac(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert done.returncode == 2
+    assert words in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_gui_and_animation_report_missing_front_ends(tmp_path: Path) -> None:
+    record = tmp_path / "g.json"
+    GameRecord.from_actions(make_board("small"), [0]).save(record)
+    try:
+        import carnac_env.render.animate
+    except ImportError:
+        done = carnac("replay", str(record), "--gif", str(tmp_path / "g.gif"))
+        assert done.returncode == 2 and "render extra" in done.stderr
+    try:
+        import carnac_env.render.gui  # noqa: F401
+    except ImportError:
+        done = carnac("play", "--gui", "--save", str(tmp_path / "x.json"))
+        assert done.returncode == 2 and "render" in done.stderr

@@ -1,0 +1,336 @@
+"""The mouse GUI and the render window, headless (SDL's dummy video driver).
+
+The controller is driven by clicks at the pixels where things are drawn, and the pygame
+loop (GuiApp) by synthetic pygame mouse events, through whole games on small boards.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PIL")
+pygame = pytest.importorskip("pygame")
+
+from carnac_env.core.actions import orientation_for, tilt_colours  # noqa: E402
+from carnac_env.core.game import OVER, PLACE, RESPOND, GameState  # noqa: E402
+from carnac_env.core.record import GameRecord  # noqa: E402
+from carnac_env.errors import CarnacError  # noqa: E402
+from carnac_env.render.gui import GuiApp, GuiController, play_gui  # noqa: E402
+from carnac_env.render.image import DOLMEN_LINE, ImageRenderer  # noqa: E402
+from carnac_env.render.window import Window  # noqa: E402
+
+
+class StandIn:
+    """A small seeded opponent: uniform over the legal actions (declines half the time)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.calls = 0
+
+    def act(self, env) -> int:
+        self.calls += 1
+        legal = env.unwrapped.game.legal_actions()
+        return int(legal[self.rng.integers(len(legal))])
+
+
+def board_click(controller: GuiController, square: int, dx: float = 0.0, dy: float = 0.0) -> tuple[int, int]:
+    """The pixel at the centre of ``square``, moved by (dx, dy) cells."""
+    cx, cy = controller.renderer.layout.square_centre(square)
+    cell = controller.renderer.layout.cell
+    return round(cx + dx * cell), round(cy + dy * cell)
+
+
+def computer_until_human(controller: GuiController) -> None:
+    while not controller.is_over and not controller.human_to_act:
+        assert controller.computer_turn() is not None
+
+
+# --------------------------------------------------------------------------- the controller
+def test_place_with_flip_and_turn_like_bga():
+    controller = GuiController("petit_menec", StandIn(), seat=0)
+    square = 14  # c3
+    assert controller.click(*board_click(controller, square)) is None
+    assert controller.tentative == (square, 0)  # own colour on top, N/S show it
+    assert tilt_colours(0, controller.tentative[1]) == (1, 1, 2)
+    controller.click(*board_click(controller, square))  # the top: upside down
+    assert tilt_colours(0, controller.tentative[1]) == (2, 1, 2)
+    controller.click(*board_click(controller, square, dx=0.33))  # a side: a quarter turn
+    assert tilt_colours(0, controller.tentative[1]) == (2, 2, 1)
+    # The large copy in the panel works the same way.
+    x0, y0, x1, y1 = controller.widget_box
+    controller.click((x0 + x1) // 2, (y0 + y1) // 2)
+    assert tilt_colours(0, controller.tentative[1]) == (1, 2, 1)
+    controller.click((x0 + x1) // 2, y0 + round((y1 - y0) * 0.12))  # its north side
+    assert tilt_colours(0, controller.tentative[1]) == (1, 1, 2)
+    controller.click(*board_click(controller, square))
+    # The frame previews the tentative megalith; the board has not changed yet.
+    assert controller.state.kinds[square] == 0
+    action = controller.click(*controller.button("place").centre)
+    assert action == square * 4 + controller.orientation
+    assert controller.env.history == [action]
+    assert controller.state.cells[square] == 2  # White on top, as chosen
+    assert controller.tentative is None
+
+
+def test_place_button_needs_a_square_and_occupied_squares_are_refused():
+    controller = GuiController("petit_menec", StandIn(), seat=0)
+    assert not controller.button("place").enabled
+    assert controller.click(*controller.button("place").centre) is None
+    controller.click(*board_click(controller, 0))
+    controller.key("return")
+    assert controller.env.history == [0]
+    computer_until_human(controller)
+    occupied = next(s for s in range(controller.board.squares) if controller.state.kinds[s])
+    if controller.state.phase == PLACE:
+        controller.click(*board_click(controller, occupied))
+        assert controller.tentative is None
+        assert "megalith" in controller.message
+
+
+def find_respond_position(seed: int = 0) -> GuiController:
+    """A controller where the human (White) must tilt or decline."""
+    for attempt in range(50):
+        controller = GuiController("petit_menec", StandIn(seed + attempt), seat=1)
+        computer_until_human(controller)
+        if controller.state.phase == RESPOND:
+            return controller
+    raise AssertionError("no position to respond to")
+
+
+def test_tilt_by_clicking_a_landing_spot():
+    controller = find_respond_position()
+    targets = controller.state.tilt_targets()
+    direction, (first, second, colour) = next(iter(targets.items()))
+    frame = np.asarray(controller.frame())
+    assert frame.shape == (controller.height, controller.width, 3)
+    assert controller.button("decline").enabled
+    action = controller.click(*board_click(controller, second))
+    assert action == controller.board.squares * 4 + direction
+    state = controller.state
+    assert state.kinds[first] == state.kinds[second] == 2
+    assert state.cells[first] == state.cells[second] == colour
+    # The tilter places next.
+    assert controller.human_to_act and state.phase == PLACE
+
+
+def test_decline_button_and_arrow_keys():
+    controller = find_respond_position()
+    placer = 1 - controller.seat
+    action = controller.click(*controller.button("decline").centre)
+    assert action == controller.board.squares * 4 + 4
+    assert controller.state.to_act == placer or controller.is_over
+    controller = find_respond_position(seed=7)
+    direction = next(iter(controller.state.tilt_targets()))
+    assert controller.key(["up", "right", "down", "left"][direction]) == controller.board.squares * 4 + direction
+
+
+def test_clicks_out_of_turn_do_nothing():
+    controller = GuiController("petit_menec", StandIn(), seat=1)  # the computer begins
+    assert not controller.human_to_act
+    assert controller.click(*board_click(controller, 5)) is None
+    assert controller.tentative is None
+    assert controller.env.history == []
+
+
+def test_undo_goes_back_to_the_previous_decision_and_further():
+    controller = GuiController("petit_menec", StandIn(3), seat=0)
+    assert not controller.button("undo").enabled
+    positions = []
+    for square in (0, 7, 21):
+        if not controller.human_to_act:
+            break
+        positions.append(list(controller.env.history))
+        if controller.state.phase == RESPOND:
+            controller.click(*controller.button("decline").centre)
+        else:
+            free = next(s for s in range(square, controller.board.squares) if not controller.state.kinds[s])
+            controller.click(*board_click(controller, free))
+            controller.click(*controller.button("place").centre)
+        computer_until_human(controller)
+    assert len(positions) >= 2
+    assert controller.button("undo").enabled
+    for expected in reversed(positions):
+        assert controller.click(*controller.button("undo").centre) is None
+        assert controller.env.history == expected
+        assert controller.human_to_act
+        # The env was rebuilt from the moves: the same position as replaying them.
+        replayed = GameState(controller.board)
+        for action in expected:
+            replayed.apply(action)
+        assert controller.state == replayed
+    assert not controller.undo()
+    assert controller.env.history == []
+
+
+def test_threaded_computer_and_undo_while_it_thinks():
+    controller = GuiController("petit_menec", StandIn(), seat=1, threaded=True)
+    try:
+        assert controller.computer_turn() is None and controller.thinking
+        for _ in range(2000):
+            if controller.computer_turn() is not None:
+                break
+            pygame.time.wait(1)
+        assert len(controller.env.history) >= 1
+        computer_until_human_threaded(controller)
+        assert controller.human_to_act
+    finally:
+        controller.close()
+
+
+def computer_until_human_threaded(controller: GuiController) -> None:
+    for _ in range(5000):
+        if controller.is_over or controller.human_to_act:
+            return
+        controller.computer_turn()
+        pygame.time.wait(1)
+    raise AssertionError("the computer never answered")
+
+
+def test_bad_seat_is_refused():
+    with pytest.raises(CarnacError, match="seat"):
+        GuiController("petit_menec", StandIn(), seat=2)
+
+
+# --------------------------------------------------------------------------- the pygame loop
+def post_click(pos: tuple[int, int]) -> None:
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, pos=pos, button=1))
+
+
+def human_clicks(controller: GuiController, rng: np.random.Generator) -> tuple[list[tuple[int, int]], int]:
+    """The clicks a person would make for one decision (chosen at random), and the action
+    they mean."""
+    state = controller.state
+    base = controller.board.squares * 4
+    if state.phase == RESPOND:
+        targets = list(state.tilt_targets().items())
+        if rng.random() < 0.6:
+            direction, (first, second, _) = targets[rng.integers(len(targets))]
+            return [board_click(controller, (first, second)[rng.integers(2)])], base + direction
+        return [controller.button("decline").centre], base + 4
+    empty = [s for s in range(controller.board.squares) if not state.kinds[s]]
+    square = empty[rng.integers(len(empty))]
+    top, north_south, _ = tilt_colours(controller.seat, controller.orientation)  # kept from the last placement
+    clicks = [board_click(controller, square)]
+    if rng.random() < 0.5:
+        clicks.append(board_click(controller, square))  # the top: swap the top colour
+        top = 3 - top
+    if rng.random() < 0.5:
+        clicks.append(board_click(controller, square, dy=-0.33))  # the north side: a quarter turn
+        north_south = 3 - north_south
+    clicks.append(controller.button("place").centre)
+    return clicks, square * 4 + orientation_for(controller.seat, top, north_south)
+
+
+@pytest.mark.parametrize(("board", "seat", "seed"), [("petit_menec", 0, 1), ("petit_menec", 1, 2), ("small", 0, 3)])
+def test_whole_game_through_pygame_events(board, seat, seed):
+    rng = np.random.default_rng(seed)
+    controller = GuiController(board, StandIn(seed), seat=seat, cell=32)
+    app = GuiApp(controller, computer_delay=0)
+    try:
+        assert pygame.display.get_surface().get_size() == (controller.width, controller.height)
+        undone = False
+        for _ in range(2000):
+            app.step()
+            if controller.is_over:
+                break
+            if controller.human_to_act:
+                before = len(controller.env.history)
+                clicks, meant = human_clicks(controller, rng)
+                for pos in clicks:
+                    post_click(pos)
+                app.step()
+                # The clicks made the human's move (the computer may have answered in the same step).
+                assert controller.env.history[before] == meant
+                if not undone and before >= 4:  # once in the game: undo, then carry on
+                    post_click(controller.button("undo").centre)
+                    app.step()
+                    assert len(controller.env.history) <= before
+                    assert controller.human_to_act
+                    undone = True
+        assert controller.is_over and undone
+        state = controller.state
+        assert state.phase == OVER
+        record = controller.record()
+        assert record.meta["players"][seat] == "human"
+        final = GameRecord.from_json(record.to_json()).replay()
+        assert final == state
+        # The window shows the end: the result in words, the dolmens outlined.
+        frame = np.asarray(controller.frame())
+        if any(state.result().dolmens):
+            assert (frame == DOLMEN_LINE).all(axis=2).any()
+        screen = pygame.surfarray.array3d(pygame.display.get_surface()).transpose(1, 0, 2)
+        assert np.array_equal(screen, frame)
+        post_event = pygame.event.Event(pygame.QUIT)
+        pygame.event.post(post_event)
+        app.step()
+        assert not app.running
+    finally:
+        app.close()
+
+
+class QuitAfterFirstMove(StandIn):
+    """Plays one move, then closes the window (as a person would) from the search thread."""
+
+    def act(self, env) -> int:
+        pygame.event.post(pygame.event.Event(pygame.QUIT))
+        return super().act(env)
+
+
+def test_play_gui_saves_the_record(tmp_path):
+    path = tmp_path / "game.json"
+    record = play_gui(board="petit_menec", opponent=QuitAfterFirstMove(), seat=1, save=str(path), seed=5)
+    assert path.exists()
+    loaded = GameRecord.load(path)
+    assert loaded.moves == record.moves
+    assert len(record.moves) <= 1
+    assert loaded.meta["seed"] == 5 and loaded.meta["players"][1] == "human"
+    loaded.replay()
+
+
+def test_play_gui_with_a_named_agent_if_available(tmp_path):
+    agents = pytest.importorskip("carnac_env.agents")
+    agent = agents.make("random", seed=1)
+
+    class Quitting:
+        def act(self, env):
+            pygame.event.post(pygame.event.Event(pygame.QUIT))
+            return agent.act(env)
+
+    record = play_gui(board="petit_menec", opponent=Quitting(), seat=1, save=None, seed=1)
+    assert len(record.moves) <= 1
+
+
+# --------------------------------------------------------------------------- the render window
+def test_window_shows_the_same_picture_and_closes():
+    state = GameState("petit_menec")
+    state.apply(14 * 4)
+    window = Window(state.board, cell=40)
+    assert not window.is_open
+    window.show(state)
+    assert window.is_open
+    screen = pygame.surfarray.array3d(pygame.display.get_surface()).transpose(1, 0, 2)
+    assert np.array_equal(screen, ImageRenderer(state.board, 40).draw(state))
+    state.decline()
+    window.show(state)  # redraws, stays open
+    assert window.is_open
+    window.close()
+    window.close()
+    assert not window.is_open
+
+
+def test_window_closed_by_the_person_stays_closed():
+    state = GameState("petit_menec")
+    window = Window("petit_menec")
+    window.show(state)
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    window.show(state)
+    assert not window.is_open and window.closed_by_user
+    window.show(state)  # no window pops up again
+    assert not window.is_open
