@@ -3,9 +3,12 @@ OpenSpiel's Python ``MCTSBot`` with ``RandomRolloutEvaluator`` on ``connect_four
 
 Both searches play whole games against themselves with the same number of simulations
 per move (random rollouts to the end of the game, one rollout per simulation, plain UCT:
-OpenSpiel's solver is switched off so that neither search stops early). Rounds alternate
-between the two in one process; each round times at least ``--seconds`` of search. The
-script prints the median simulations per second of each and the ratio (carnac / OpenSpiel).
+carnac's ``mcts:width=0`` searches every legal action, and OpenSpiel's solver is switched
+off so that neither search stops early). Rounds alternate between the two in one process;
+each round times at least ``--seconds`` of search. The script prints the median
+simulations per second of each and the ratio (carnac / OpenSpiel), and also the rate of
+carnac's default agent (``mcts``, whose root first ranks the actions with the greedy
+evaluation and searches the best 8), time for that ranking included.
 
     python benchmarks/mcts_speed.py [--sims 400] [--seconds 3] [--rounds 5] [--board medium]
 
@@ -19,12 +22,12 @@ import statistics
 import time
 
 
-def carnac_round(board: str, sims: int, seconds: float, seed: int) -> float:
+def carnac_round(board: str, sims: int, seconds: float, seed: int, width: int = 0) -> float:
     """Self-play games of carnac's MCTS for at least ``seconds`` of search; sims per second."""
     from carnac_env.agents import MCTSAgent
     from carnac_env.core.game import GameState
 
-    agent = MCTSAgent(seed=seed, sims=sims)
+    agent = MCTSAgent(seed=seed, sims=sims, width=width)
     total_sims = 0
     spent = 0.0
     game_index = 0
@@ -76,19 +79,21 @@ def main() -> None:
     except ImportError:
         raise SystemExit("this benchmark needs open_spiel: pip install open_spiel (the bench extra)") from None
 
-    ours, theirs = [], []
+    ours, theirs, default = [], [], []
     for round_index in range(args.rounds):
         ours.append(carnac_round(args.board, args.sims, args.seconds, seed=round_index))
         theirs.append(openspiel_round(args.sims, args.seconds, seed=round_index))
+        default.append(carnac_round(args.board, args.sims, args.seconds, seed=round_index, width=8))
         print(
             f"round {round_index + 1}: carnac {args.board} {ours[-1]:,.0f} sims/s, "
-            f"OpenSpiel connect_four {theirs[-1]:,.0f} sims/s",
+            f"OpenSpiel connect_four {theirs[-1]:,.0f} sims/s, carnac default agent {default[-1]:,.0f} sims/s",
             flush=True,
         )
-    a, b = statistics.median(ours), statistics.median(theirs)
-    print(f"carnac_env mcts ({args.board}, {args.sims} sims/move): {a:,.0f} sims/s (median of {args.rounds})")
+    a, b, d = statistics.median(ours), statistics.median(theirs), statistics.median(default)
+    print(f"carnac_env mcts:width=0 ({args.board}, {args.sims} sims/move): {a:,.0f} sims/s (median of {args.rounds})")
     print(f"OpenSpiel MCTSBot (connect_four, random rollouts, {args.sims} sims/move): {b:,.0f} sims/s")
     print(f"ratio carnac / OpenSpiel: {a / b:.2f}x")
+    print(f"carnac_env default mcts (width=8, root ranking included): {d:,.0f} sims/s, {d / b:.2f}x OpenSpiel")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ Version history: v0, the first release.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,7 +52,7 @@ from carnac_env.render.ansi import render_text, supports_color
 from carnac_env.wrappers import wrap
 
 AGENTS = ("player_0", "player_1")
-RENDER_MODES = ("human", "ansi")
+RENDER_MODES = ("human", "ansi", "rgb_array")
 
 
 def observation_space(board: Board) -> spaces.Dict:
@@ -70,9 +73,15 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     Args:
         board: a board name (``small``, ``medium``, ``large``, ``kermario``, ``kerlescan``,
             ``le_menec``, ``petit_menec``), ``"custom"``, or a :class:`Board`.
-        render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints
-            text to the terminal after every step, in colour where it supports it) or
-            ``"rgb_array"`` (an image; needs the ``render`` extra).
+        render_mode: ``None``; ``"ansi"`` (``render()`` returns the board as text);
+            ``"human"`` (after every step, the board in a window where one can open,
+            otherwise printed as text, in colour where the terminal supports it; see
+            ``window``); or ``"rgb_array"`` (an (H, W, 3) uint8 image; the ``render`` extra).
+        window: for ``"human"``: ``None`` (the default) opens a pygame window when pygame
+            (the ``gui`` extra) is installed and a display is at hand (``DISPLAY`` or
+            ``WAYLAND_DISPLAY``, macOS, Windows, or an explicit ``SDL_VIDEODRIVER``), and
+            otherwise prints text without importing any GUI library; ``True`` insists on
+            the window (an error if none can open); ``False`` always prints text.
         **rules: rules options ``rows``, ``cols``, ``megaliths``, ``min_dolmen``,
             ``last_tilt`` (see :func:`carnac_env.core.make_board`).
 
@@ -87,12 +96,22 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         "render_fps": 2,
     }
 
-    def __init__(self, board: str | Board = "medium", render_mode: str | None = None, **rules: Any) -> None:
+    def __init__(
+        self,
+        board: str | Board = "medium",
+        render_mode: str | None = None,
+        window: bool | None = None,
+        **rules: Any,
+    ) -> None:
         super().__init__()
         self.board = make_board(board, **rules)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise CarnacError(f"unknown render_mode {render_mode!r}; expected None or one of {', '.join(RENDER_MODES)}")
+        if window not in (None, True, False):
+            raise CarnacError(f"window={window!r}; expected None (automatic), True or False")
         self.render_mode = render_mode
+        self.window = window
+        self._window: Any = None
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
         self._observation_space = observation_space(self.board)
@@ -246,7 +265,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if self.render_mode == "ansi":
             return render_text(self.game)
         if self.render_mode == "human":
-            print(render_text(self.game, color=supports_color()), end="\n\n")
+            if self.window is None:
+                self.window = _window_available()
+            if self.window and self._open_window():
+                self._window.show(self.game)
+            else:
+                print(render_text(self.game, color=supports_color()), end="\n\n")
             return None
         if self._image_renderer is None:
             from carnac_env.render.image import ImageRenderer  # the optional render extra
@@ -254,19 +278,47 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._image_renderer = ImageRenderer(self.board)
         return self._image_renderer.draw(self.game)
 
+    def _open_window(self) -> bool:
+        """Open the window once; False (and text from now on) if ``window`` was automatic
+        and none can open here."""
+        if self._window is None:
+            from carnac_env.render.window import Window  # the optional gui extra
+
+            try:
+                self._window = Window(self.board)
+                self._window.open()
+            except CarnacError:
+                self._window = None
+                if self.window is True:
+                    raise
+                self.window = False
+                return False
+        return True
+
     def close(self) -> None:
-        """Release the renderer, if any."""
-        renderer, self._image_renderer = self._image_renderer, None
-        if renderer is not None and hasattr(renderer, "close"):
-            renderer.close()
+        """Close the window, if one is open, and release the renderers."""
+        window, self._window = self._window, None
+        self._image_renderer = None
+        if window is not None:
+            window.close()
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_image_renderer"] = None  # renderers hold fonts and windows; rebuilt on demand
+        state["_image_renderer"] = state["_window"] = None  # fonts and windows are rebuilt on demand
         return state
 
 
-def env(board: str | Board = "medium", render_mode: str | None = None, **rules: Any) -> AECEnv:
+def _window_available() -> bool:
+    """Whether pygame is installed and a display is at hand (without importing pygame)."""
+    if importlib.util.find_spec("pygame") is None:
+        return False
+    display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("SDL_VIDEODRIVER")
+    return bool(display) or sys.platform in ("darwin", "win32")
+
+
+def env(
+    board: str | Board = "medium", render_mode: str | None = None, window: bool | None = None, **rules: Any
+) -> AECEnv:
     """:class:`raw_env` in PettingZoo's standard wrappers (illegal moves lose with -1,
     out-of-bounds actions assert, call order enforced). Arguments as for :class:`raw_env`."""
-    return wrap(raw_env(board=board, render_mode=render_mode, **rules), illegal_reward=-1)
+    return wrap(raw_env(board=board, render_mode=render_mode, window=window, **rules), illegal_reward=-1)

@@ -21,8 +21,7 @@ Files written to the output folder:
   :func:`bradley_terry`.
 * ``ratings.png``: the ratings with their intervals, when matplotlib is installed.
 
-The progress bar needs tqdm (``pip install carnac-env[arena]``); the plot needs
-matplotlib (``carnac-env[plot]``).
+The progress bar needs tqdm; the plot needs matplotlib (``pip install carnac-env[plot]``).
 """
 
 from __future__ import annotations
@@ -145,6 +144,13 @@ def _play_task(task: tuple[Board, str, str, int, str, str, int]) -> tuple[tuple[
         "seed": seed,
     }
     return (a, b, index), record.to_json()
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the main process, which stops them."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 # --------------------------------------------------------------------------- files
@@ -446,7 +452,9 @@ def run_arena(
         try:
             from tqdm import tqdm
         except ImportError:
-            raise CarnacError("the arena's progress bar needs tqdm: pip install 'carnac-env[arena]'") from None
+            raise CarnacError(
+                "the arena's progress bar needs tqdm (pip install tqdm), or run without it (--no-progress)"
+            ) from None
         bar = tqdm(total=len(planned), initial=len(done), unit="game", desc="arena", file=sys.stderr)
     pool = None
     try:
@@ -454,7 +462,7 @@ def run_arena(
             if workers > 1 and len(tasks) > 1:
                 import multiprocessing
 
-                pool = multiprocessing.get_context("spawn").Pool(min(workers, len(tasks)))
+                pool = multiprocessing.get_context("spawn").Pool(min(workers, len(tasks)), _ignore_sigint)
                 results: Iterable[tuple[tuple[str, str, int], str]] = pool.imap_unordered(_play_task, tasks)
             else:
                 results = map(_play_task, tasks)

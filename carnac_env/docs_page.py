@@ -136,7 +136,12 @@ def environment_page() -> str:
     add(f"| Action space (medium) | `{act_space}` |")
     add(f"| Observation space (medium) | {_describe_observation_space(obs_space)} |")
     add("| Observation values | planes 0-7 are 0 or 1; plane 8 runs from 0 to the board's megaliths |")
-    add(f"| Render modes | {', '.join(f'`{m}`' for m in RENDER_MODES)} (text only; no GUI library) |")
+    modes = {
+        "human": "`human` (a pygame window with the `gui` extra and a display, otherwise text printed)",
+        "ansi": "`ansi` (the board as text)",
+        "rgb_array": "`rgb_array` (an (H, W, 3) uint8 image; the `render` extra)",
+    }
+    add(f"| Render modes | {'; '.join(modes[m] for m in RENDER_MODES)} |")
     add("")
     add("## Boards and spaces")
     add("")

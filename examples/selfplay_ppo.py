@@ -234,7 +234,7 @@ def ppo_update(
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 0.5)
             optimiser.step()
-            stats = {"policy": float(policy_loss), "value": float(value_loss), "entropy": float(entropy)}
+            stats = {"policy": policy_loss.item(), "value": value_loss.item(), "entropy": entropy.item()}
     return stats
 
 

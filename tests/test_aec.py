@@ -4,6 +4,7 @@ errors, copies and rendering."""
 from __future__ import annotations
 
 import copy
+import os
 import pickle
 import subprocess
 import sys
@@ -558,6 +559,8 @@ def test_render_without_mode_warns_and_returns_none() -> None:
 
 def test_human_mode_prints(capsys, monkeypatch) -> None:
     monkeypatch.delenv("FORCE_COLOR", raising=False)
+    for display in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):  # a headless machine
+        monkeypatch.delenv(display, raising=False)
     env = carnac_env.env(board="small", render_mode="human")
     env.reset()
     capsys.readouterr()
@@ -591,5 +594,34 @@ def test_no_gui_library_is_imported() -> None:
         print("NEW:", sorted(after - before))
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    # A headless machine: no display, no SDL driver chosen (the GUI tests set one in this process).
+    headless = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120, env=headless
+    )
     assert "NEW: []" in out.stdout, out.stdout[-500:]
+
+
+def test_human_mode_window_choice(capsys, monkeypatch) -> None:
+    # window=False prints text even where a window could open.
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env = carnac_env.env(board="small", render_mode="human", window=False)
+    env.reset()
+    env.step(env.unwrapped.parse_action("c3 Rns"))
+    assert "Supply: 27" in capsys.readouterr().out
+    assert env.unwrapped._window is None
+    # window=True opens the pygame window (SDL's dummy driver here) and close() closes it.
+    pytest.importorskip("pygame")
+    env = carnac_env.env(board="small", render_mode="human", window=True)
+    env.reset()
+    env.step(env.unwrapped.parse_action("c3 Rns"))
+    assert capsys.readouterr().out == ""
+    window = env.unwrapped._window
+    assert window is not None and window.is_open
+    env.close()
+    assert not window.is_open and env.unwrapped._window is None
+
+
+def test_bad_window_option() -> None:
+    with pytest.raises(ValueError, match="window='yes'"):
+        carnac_env.raw_env(window="yes")

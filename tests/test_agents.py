@@ -182,15 +182,48 @@ def test_evaluation_is_antisymmetric_and_counts_dolmens() -> None:
     assert evaluate(state, 0) > 100 - 40  # a red dolmen against a white pair
 
 
-def test_rollout_matches_the_core_rules() -> None:
-    """The rollout's own bookkeeping of empty squares must agree with the core at every step."""
+class CheckedState(GameState):
+    """A GameState whose unchecked moves are checked: the rollout must only play legal moves."""
+
+    def _apply_legal(self, action: int) -> None:
+        assert self.why_illegal(action) is None, (action, self.diagram())
+        super()._apply_legal(action)
+
+
+@pytest.mark.parametrize("own_on_top", [False, True])
+def test_rollout_plays_legal_moves_and_keeps_the_empty_squares_right(own_on_top: bool) -> None:
     import random
 
-    for seed in range(20):
-        state = GameState("small")
-        rollout(state, random.Random(seed))
-        assert state.is_over
-        assert state.empty == sum(1 for k in state.kinds if not k)
+    for board in ("small", "medium", "petit_menec"):
+        for seed in range(10):
+            state = CheckedState(board)
+            rollout(state, random.Random(seed), own_on_top)
+            assert state.is_over
+            assert state.empty == sum(1 for k in state.kinds if not k)
+
+
+def test_rollout_responses_are_uniform_over_the_legal_ones() -> None:
+    import random
+
+    # the last megalith placed on d4: four legal tilts and declining, each 1/5 of the time
+    start = GameState.from_diagram("petit_menec", ["......", "..W...", "......", "......", "......", "......"], supply=1)
+    start.apply(21 * 4)
+    legal = start.legal_actions()
+    counts = dict.fromkeys(legal, 0)
+    rng = random.Random(0)
+    base = start.board.squares * 4
+    for _ in range(3000):
+        state = start.copy()
+        rollout(state, rng)
+        if len(state.lying) == 0:
+            counts[base + 4] += 1
+        else:
+            first, _ = state.lying[-1]
+            direction = next(d for d, (f, _, _) in start.tilt_targets().items() if f == first)
+            counts[base + direction] += 1
+    assert len(legal) == 5
+    for count in counts.values():
+        assert abs(count / 3000 - 1 / len(legal)) < 0.04
 
 
 def test_mcts_backs_up_by_mover_not_alternation() -> None:

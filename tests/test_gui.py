@@ -258,7 +258,7 @@ def test_whole_game_through_pygame_events(board, seat, seed):
         state = controller.state
         assert state.phase == OVER
         record = controller.record()
-        assert record.meta["players"][seat] == "human"
+        assert record.meta["agents"][seat] == "you" and record.meta["seats"] == {"you": seat}
         final = GameRecord.from_json(record.to_json()).replay()
         assert final == state
         # The window shows the end: the result in words, the dolmens outlined.
@@ -290,7 +290,7 @@ def test_play_gui_saves_the_record(tmp_path):
     loaded = GameRecord.load(path)
     assert loaded.moves == record.moves
     assert len(record.moves) <= 1
-    assert loaded.meta["seed"] == 5 and loaded.meta["players"][1] == "human"
+    assert loaded.meta["seed"] == 5 and loaded.meta["agents"] == ["QuitAfterFirstMove", "you"]
     loaded.replay()
 
 

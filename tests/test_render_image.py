@@ -105,6 +105,23 @@ def test_tiny_custom_board_and_small_cells():
         assert image.dtype == np.uint8 and image.shape[2] == 3
 
 
+def test_one_column_board_draws_vertical_slabs():
+    # On a single column, squares a and a+1 are north and south of each other.
+    board = make_board("custom", rows=4, cols=1, megaliths=3, min_dolmen=2)
+    state = GameState(board)
+    state.apply(0)  # a1, Red on top; north/south tilts show red
+    renderer = ImageRenderer(board, 40, status=False)
+    preview = renderer.draw(state)
+    layout = renderer.layout
+    (x, y1), (_, y2) = layout.square_centre(1), layout.square_centre(2)
+    off = layout.cell // 5  # off the preview's dashed middle line
+    assert all(pixel(preview, (x + off, y))[0] > pixel(preview, (x + off, y))[1] for y in range(y1, y2 + 1))
+    state.tilt(2)  # south: a2 and a3 show red
+    image = renderer.draw(state)
+    assert all(pixel(image, (x, y)) == RED_FACE for y in range(y1, y2 + 1))
+    assert pixel(image, (x, layout.square_centre(0)[1])) == SQUARE_COLOUR
+
+
 def test_fresh_array_each_call_and_same_pixels():
     state = golden_state("medium_pending")
     first = ImageRenderer(state.board).draw(state)

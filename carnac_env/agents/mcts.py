@@ -10,15 +10,20 @@ node rather than flipping sides at every level.
 
 The rollout works on the core directly: it keeps a list of the empty squares, places on a
 random one with a random orientation, answers a pending megalith with a uniform choice among
-its legal tilts and declining, and applies moves with ``GameState._apply_legal``.
+its legal tilts and declining (drawn by rejection, without building the legal list), applies
+moves with ``GameState._apply_legal`` and scores the end with the core's ``result()``.
 
 Options (spec ``mcts:sims=800:c=1.4``):
 
 * ``sims``: simulations per move (default 1000);
 * ``seconds``: a time budget per move instead (overrides ``sims``; not reproducible);
 * ``c``: the UCB exploration constant (default 1.0);
-* ``width``: if > 0, only the ``width`` best root placements by the greedy agent's
-  evaluation are searched (default 0: all legal actions).
+* ``width``: if > 0, only the ``width`` best root actions by the greedy agent's values
+  (:func:`carnac_env.agents.greedy.action_values`) are searched (default 8; 0: all legal
+  actions, plain UCT);
+* ``rollout``: ``random`` (default), ``own`` (random, but every placement shows the
+  placer's colour on top) or ``eval`` (no playout: the greedy evaluation of the leaf,
+  squashed to a win probability).
 
 With a ``sims`` budget the agent is deterministic for a given seed.
 """
@@ -70,6 +75,7 @@ def rollout(state: GameState, rng: random.Random, own_on_top: bool = False) -> i
     kinds = state.kinds
     empties = [s for s in range(state.board.squares) if not kinds[s]]
     base = state.board.squares * 4
+    tilt_squares = state.board.tilt_squares
     apply = state._apply_legal
     while state.phase != OVER:
         if state.phase == PLACE:
@@ -78,19 +84,22 @@ def rollout(state: GameState, rng: random.Random, own_on_top: bool = False) -> i
             empties[i] = empties[-1]
             empties.pop()
             apply(square * 4 + (int(rand() * 4) if orientations == 4 else 2 * int(rand() * 2)))
-        else:
-            targets = state.tilt_targets()
-            k = int(rand() * (len(targets) + 1))
-            if k == len(targets):
+            continue
+        # a uniform choice among the legal tilts and declining, by rejection: draw one of the
+        # 5 responses until it is legal (a tilt needs both squares it would cover empty)
+        origin = state.pending
+        while True:
+            choice = int(rand() * 5)
+            if choice == 4:
                 apply(base + 4)
-            else:
-                direction = list(targets)[k]
-                first, second, _ = targets[direction]
-                origin = state.pending
-                apply(base + direction)
-                empties.remove(first)
-                empties.remove(second)
+                break
+            pair = tilt_squares[origin][choice]
+            if pair is not None and not kinds[pair[0]] and not kinds[pair[1]]:
+                apply(base + choice)
+                empties.remove(pair[0])
+                empties.remove(pair[1])
                 empties.append(origin)
+                break
     return state.result().winner
 
 
@@ -105,7 +114,7 @@ class MCTSAgent(SearchAgent):
         sims: int = 1000,
         seconds: float = 0.0,
         c: float = 1.0,
-        width: int = 0,
+        width: int = 8,
         rollout: str = "random",
     ) -> None:
         super().__init__(seed)
@@ -132,7 +141,8 @@ class MCTSAgent(SearchAgent):
     def spec(self) -> str:
         """The spec string that builds this agent again."""
         budget = f"seconds={self.seconds:g}" if self.seconds else f"sims={self.sims}"
-        extra = (f":c={self.c:g}" if self.c != 1.0 else "") + (f":width={self.width}" if self.width else "")
+        extra = (f":c={self.c:g}" if self.c != 1.0 else "") + (f":width={self.width}" if self.width != 8 else "")
+        extra += f":rollout={self.rollout}" if self.rollout != "random" else ""
         return f"mcts:{budget}{extra}"
 
     def reset(self, seed: int | None = None) -> None:
@@ -238,7 +248,7 @@ register(
         "sims": (int, 1000, "simulations per move"),
         "seconds": (float, 0.0, "seconds per move instead of sims"),
         "c": (float, 1.0, "UCB exploration constant"),
-        "width": (int, 0, "search only the N best root placements by greedy; 0 all"),
+        "width": (int, 8, "search only the N best root actions by greedy's values; 0 all"),
         "rollout": (str, "random", "random playouts, or 'eval': the greedy evaluation at the leaf"),
     },
     "UCT with random rollouts on the rules core",

@@ -246,6 +246,17 @@ class BatchGame:
             raise CarnacError(f"seed={seed!r} must be a non-negative integer or None")
         return np.random.default_rng(seed)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_kernels"] = None  # a module; reloaded from the backend name
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._kernels = _load_backend(self.backend)
+        if self._kernels is None:
+            self.backend = "numpy"
+
     def __repr__(self) -> str:
         return f"BatchGame(board={self.board.name!r}, num_envs={self.num_envs})"
 

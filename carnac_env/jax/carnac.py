@@ -38,15 +38,17 @@ handful of vector operations per step and no loop at all. The facts that make it
   leaves it. The megalith awaiting a decision is not labelled until that decision.
 * ``_label[square]`` names the group a final square belongs to (one of its squares, the
   root), -1 for empty or pending squares; ``_size[root]`` is the group's size;
-  ``_size_counts[colour, k]`` counts the groups of each colour with ``k`` squares.
+  ``_dolmen_balance[k]`` is Red's number of dolmens of ``k`` squares minus White's.
 * Making one or two squares final (a tilt covers two adjacent squares of one colour) merges
   the groups of their at most 8 same-coloured final neighbours: the distinct neighbour
   labels are relabelled to the new root in one comparison against the board, their sizes
   are summed, and the size counts updated.
-* The winner follows from the size counts alone: more dolmens (groups of at least
-  ``min_dolmen`` squares) wins; on equal counts the largest size at which the two players'
-  counts differ decides, in favour of the player with more groups of that size, which is
-  exactly the core's comparison of the sorted size lists position by position.
+* The winner follows from the balance alone: more dolmens (groups of at least
+  ``min_dolmen`` squares) wins, the sign of the balance's sum; on equal counts the largest
+  size at which the players' counts differ decides, in favour of the player with more
+  dolmens of that size, which is exactly the core's comparison of the sorted size lists
+  position by position (the lists agree above that size, and there the other list has a
+  smaller entry where this one still has one of that size).
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class State:
     ``_kinds`` (0 empty, 1 standing, 2 lying), ``_supply``, ``_empty``, ``_pending`` (the
     square awaiting a tilt decision, -1 if none), ``_pending_colours`` (what a tilt
     north/south and east/west would show), and the group bookkeeping used for scoring
-    (``_label``, ``_size``, ``_size_counts``; see the module docstring).
+    (``_label``, ``_size``, ``_dolmen_balance``; see the module docstring).
     """
 
     current_player: Array
@@ -107,7 +109,7 @@ class State:
     _pending_colours: Array
     _label: Array
     _size: Array
-    _size_counts: Array
+    _dolmen_balance: Array
 
     @property
     def env_id(self) -> str:
@@ -210,6 +212,7 @@ class Carnac:
                     neighbours[square, direction] = (r + dr) * b.cols + c + dc
         self._tilt = tilt
         self._neighbours = neighbours
+        self._index_dtype = index_dtype(b)
 
     # ------------------------------------------------------------------ Pgx's Env surface
     @property
@@ -261,9 +264,9 @@ class Carnac:
             _empty=jnp.int32(n),
             _pending=jnp.int32(-1),
             _pending_colours=jnp.zeros(2, dtype=jnp.int8),
-            _label=jnp.full(n, -1, dtype=jnp.int32),
-            _size=jnp.zeros(n, dtype=jnp.int32),
-            _size_counts=jnp.zeros((2, n + 1), dtype=jnp.int32),
+            _label=jnp.full(n, -1, dtype=self._index_dtype),
+            _size=jnp.zeros(n, dtype=self._index_dtype),
+            _dolmen_balance=jnp.zeros(n + 1, dtype=self._index_dtype),
         )
         return state.replace(observation=self.observe(state))
 
@@ -280,17 +283,19 @@ class Carnac:
         done = state.terminated | state.truncated
         legal = (action == clipped) & state.legal_action_mask[clipped]
         illegal = ~done & ~legal
-        keep = done | illegal
-        played = self._play(state, clipped)
-        state = jax.tree_util.tree_map(lambda old, new: jnp.where(keep, old, new), state, played)
+        play = ~done & legal
+        # _play leaves the board alone unless ``play``; only the turn fields need choosing here
+        played = self._play(state, clipped, play)
         penalty = jnp.where(jnp.arange(2) == state.current_player, -1.0, 1.0).astype(jnp.float32)
-        rewards = jnp.where(illegal, penalty, jnp.where(done, 0.0, played.rewards)).astype(jnp.float32)
-        terminated = state.terminated | illegal
-        state = state.replace(
-            rewards=rewards,
+        terminated = jnp.where(play, played.terminated, state.terminated | illegal)
+        state = played.replace(
+            current_player=jnp.where(play, played.current_player, state.current_player),
+            rewards=jnp.where(illegal, penalty, jnp.where(play, played.rewards, 0.0)).astype(jnp.float32),
             terminated=terminated,
-            legal_action_mask=state.legal_action_mask | terminated,
+            legal_action_mask=jnp.where(play, played.legal_action_mask, state.legal_action_mask) | terminated,
             _step_count=state._step_count + (~done).astype(jnp.int32),
+            _pending=jnp.where(play, played._pending, state._pending),
+            _pending_colours=jnp.where(play, played._pending_colours, state._pending_colours),
         )
         return state.replace(observation=self.observe(state))
 
@@ -339,17 +344,20 @@ class Carnac:
         return from_core(game)
 
     # ------------------------------------------------------------------ the rules
-    def _play(self, state: State, action: Array) -> State:
-        """Apply a legal action to a state that is not over (no checks)."""
+    def _play(self, state: State, action: Array, play: Array) -> State:
+        """Apply a legal action to a state that is not over (no checks).
+
+        With ``play`` False the board, supply and groups come back unchanged (the turn
+        fields do not: :meth:`step` keeps the old ones)."""
         board = self.board
         n = board.squares
         base = 4 * n
         squares = jnp.arange(n)
         tilt = jnp.asarray(self._tilt)
         mover = state.current_player
-        is_place = action < base
-        is_tilt = (action >= base) & (action < base + 4)
-        is_decline = action == base + 4
+        is_place = play & (action < base)
+        is_tilt = play & (action >= base) & (action < base + 4)
+        is_decline = play & (action == base + 4)
 
         # place: the square, and the colours the orientation gives (see core.actions.tilt_colours)
         square = jnp.where(is_place, action >> 2, 0)
@@ -389,7 +397,7 @@ class Carnac:
         # after a tilt the tilter places; after a decline the placer; a final placement leaves to_act
         next_player = jnp.where(is_tilt | (is_place & ended), mover, 1 - mover)
 
-        label, size, size_counts = self._make_final(
+        label, size, balance = self._make_final(
             state,
             cells,
             do=(is_place & ~respond) | is_tilt | is_decline,
@@ -397,7 +405,7 @@ class Carnac:
             second=jnp.where(is_tilt, second, jnp.where(is_place, square, origin)),
             new_squares=1 + is_tilt.astype(jnp.int32),
         )
-        outcome = self._outcome(size_counts)
+        outcome = self._outcome(balance)
         rewards = jnp.where(ended, jnp.stack([outcome, -outcome]), 0).astype(jnp.float32)
 
         place_mask = jnp.repeat(kinds == EMPTY, 4) & ~respond
@@ -415,7 +423,7 @@ class Carnac:
             _pending_colours=jnp.where(respond, jnp.stack([north_south, east_west]), 0).astype(jnp.int8),
             _label=label,
             _size=size,
-            _size_counts=size_counts,
+            _dolmen_balance=balance,
         )
 
     def _make_final(
@@ -434,25 +442,31 @@ class Carnac:
         earlier = jnp.tril(jnp.ones((8, 8), dtype=jnp.bool_), k=-1)
         repeated = jnp.any(earlier & joins[None, :] & (around_label[:, None] == around_label[None, :]), axis=1)
         joins = joins & ~repeated & do
-        joined_size = jnp.where(joins, jnp.take(size, jnp.maximum(around_label, 0)), 0)
+        joined_size = jnp.where(joins, jnp.take(size, jnp.maximum(around_label, 0)), 0).astype(jnp.int32)
         new_size = new_squares + jnp.sum(joined_size)
         relabel = jnp.any(joins[None, :] & (label[:, None] == around_label[None, :]), axis=1)
         members = relabel | (do & ((squares == first) | (squares == second)))
-        label = jnp.where(members, first, label)
-        size = jnp.where(do & (squares == first), new_size, size)
-        change = (
-            jnp.zeros(n + 1, dtype=jnp.int32).at[joined_size].add(-joins.astype(jnp.int32)).at[new_size].add(do.astype(jnp.int32))
+        label = jnp.where(members, first, label).astype(label.dtype)
+        size = jnp.where(do & (squares == first), new_size, size).astype(size.dtype)
+        # the dolmens (groups of at least min_dolmen) that disappear into the new group, and the new one
+        sizes = jnp.arange(n + 1)
+        change = (do & (sizes == new_size)).astype(jnp.int32) - jnp.sum(
+            joins[:, None] & (sizes[None, :] == joined_size[:, None]), axis=0, dtype=jnp.int32
         )
-        row = jnp.arange(2)[:, None] == (colour.astype(jnp.int32) - 1)
-        return label, size, state._size_counts + jnp.where(row, change[None, :], 0)
+        change = jnp.where(sizes >= self.board.min_dolmen, change * jnp.where(colour == 1, 1, -1), 0)
+        return label, size, (state._dolmen_balance + change).astype(state._dolmen_balance.dtype)
 
-    def _outcome(self, size_counts: Array) -> Array:
-        """+1 if Red (player 0) wins on these group sizes, -1 if White wins, 0 for a draw."""
-        sizes = jnp.arange(size_counts.shape[-1])
-        diff = jnp.where(sizes >= self.board.min_dolmen, size_counts[0] - size_counts[1], 0)
-        more = jnp.sign(jnp.sum(diff))
-        largest_differing = jnp.max(jnp.where(diff != 0, sizes, 0))
-        return jnp.where(more != 0, more, jnp.sign(diff[largest_differing])).astype(jnp.int32)
+    def _outcome(self, balance: Array) -> Array:
+        """+1 if Red (player 0) wins on this dolmen balance, -1 if White wins, 0 for a draw."""
+        sizes = jnp.arange(balance.shape[-1])
+        more = jnp.sign(jnp.sum(balance, dtype=jnp.int32))
+        largest_differing = jnp.max(jnp.where(balance != 0, sizes, 0))
+        return jnp.where(more != 0, more, jnp.sign(balance[largest_differing])).astype(jnp.int32)
+
+
+def index_dtype(board: Board) -> type:
+    """The integer type of the group bookkeeping: int16 unless the board has 2**15 squares or more."""
+    return np.int16 if board.squares < 2**15 - 1 else np.int32
 
 
 def from_core(game: GameState) -> State:
@@ -470,14 +484,16 @@ def from_core(game: GameState) -> State:
     final = cells.copy()
     if game.pending >= 0:
         final[game.pending] = 0  # the megalith awaiting a decision is not final yet
-    label = np.full(n, -1, dtype=np.int32)
-    size = np.zeros(n, dtype=np.int32)
-    size_counts = np.zeros((2, n + 1), dtype=np.int32)
-    for colour in (1, 2):
+    dtype = index_dtype(board)
+    label = np.full(n, -1, dtype=dtype)
+    size = np.zeros(n, dtype=dtype)
+    balance = np.zeros(n + 1, dtype=dtype)
+    for colour, sign in ((1, 1), (2, -1)):
         for group in groups(board, final, colour):
             label[group] = group[0]
             size[group[0]] = len(group)
-            size_counts[colour - 1, len(group)] += 1
+            if len(group) >= board.min_dolmen:
+                balance[len(group)] += sign
     mask = np.ones(board.num_actions, dtype=bool) if game.is_over else legal_mask(game).astype(bool)
     return State(
         current_player=jnp.int32(game.to_act),
@@ -495,5 +511,5 @@ def from_core(game: GameState) -> State:
         _pending_colours=jnp.asarray(np.array(game.pending_colours, dtype=np.int8)),
         _label=jnp.asarray(label),
         _size=jnp.asarray(size),
-        _size_counts=jnp.asarray(size_counts),
+        _dolmen_balance=jnp.asarray(balance),
     )

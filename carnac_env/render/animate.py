@@ -123,9 +123,18 @@ def write_animation(record: GameRecord, path: str | Path, fps: float = 2.0, *, c
 
 
 def _write_gif(images: list[Any], path: Path, fps: float) -> None:
-    # One shared palette (from the final, busiest frame), no dithering: small files, no flicker.
-    palette = images[-1].quantize(colors=255, method=0, dither=0)
-    paletted = [image.quantize(palette=palette, dither=0) for image in images]
+    from PIL import Image
+
+    # One shared palette, no dithering: small files, no flicker. The palette is made from a
+    # strip of up to 12 frames spread over the game (the pieces, previews, rings, outlines).
+    step = max(1, len(images) // 11)
+    sample = [*images[:-1:step], images[-1]]
+    width, height = images[0].size
+    strip = Image.new("RGB", (width, height * len(sample)))
+    for index, image in enumerate(sample):
+        strip.paste(image, (0, index * height))
+    palette = strip.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    paletted = [image.quantize(palette=palette, dither=Image.Dither.NONE) for image in images]
     duration = round(1000 / fps)
     durations = [duration] * (len(paletted) - 1) + [3 * duration]
     paletted[0].save(

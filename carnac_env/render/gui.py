@@ -130,9 +130,8 @@ class GuiController:
         self.opponent = opponent
         self.seat = seat
         self.opponent_name = opponent_name
-        names = ["you", opponent_name] if seat == 0 else [opponent_name, "you"]
-        self.players = ["human", opponent_name] if seat == 0 else [opponent_name, "human"]
-        self.renderer = ImageRenderer(self.board, cell or default_cell(self.board), names=names)
+        self.players = ["you", opponent_name] if seat == 0 else [opponent_name, "you"]
+        self.renderer = ImageRenderer(self.board, cell or default_cell(self.board), names=self.players)
         self.tentative: tuple[int, int] | None = None
         self.orientation = 0  # kept between placements (relative to the human: 0 = own colour on top)
         self.message = ""
@@ -165,8 +164,9 @@ class GuiController:
         return self._future is not None
 
     def record(self) -> GameRecord:
-        """The game so far as a record (``players`` in its meta: who played Red and White)."""
-        return self.env.record(players=list(self.players))
+        """The game so far as a record. Its meta, as the CLI writes it: ``agents`` (who played
+        Red and White: ``"you"`` and the computer's name) and ``seats`` (``{"you": seat}``)."""
+        return self.env.record(agents=list(self.players), seats={"you": self.seat})
 
     # ----------------------------------------------------------------- layout
     def _layout_panel(self) -> None:
@@ -181,7 +181,7 @@ class GuiController:
         widget = min(inner, round(2.6 * cell), 180)
         x = self.panel_left + pad + (inner - widget) // 2
         self.widget_box = (x, y, x + widget, y + widget)
-        y += widget + round(self.text_size * 4.4)  # the widget's three caption lines
+        y += widget + round(self.text_size * 4.8)  # the widget's three caption lines
         gap = max(6, cell // 8)
         height = max(28, round(cell * 0.62))
         width = (inner - 2 * gap) // 3
@@ -236,7 +236,7 @@ class GuiController:
             for direction, (first, second, _) in state.tilt_targets().items():
                 if square in (first, second):
                     return self._play(self.board.squares * 4 + direction)
-            self.message = "Click a dashed slab to tilt the ringed megalith there, or press Decline."
+            self.message = "Click a dashed slab to tilt there, or press Decline."
             return None
         if self.tentative is not None and square == self.tentative[0]:
             cx, cy = self.renderer.layout.square_centre(square)
@@ -621,7 +621,7 @@ class GuiApp:
 
 
 def play_gui(
-    board: str = "medium",
+    board: str | Board = "medium",
     opponent: Any = "mcts",
     seat: int = 0,
     save: str | Path | None = None,
@@ -632,7 +632,7 @@ def play_gui(
     """Play one game with the mouse against the computer in a window; see the module docstring.
 
     Args:
-        board: a board name (or a :class:`Board`).
+        board: a board name, or a :class:`Board` (pass the Board itself for custom boards).
         opponent: an agent spec for :func:`carnac_env.agents.make` (``"mcts"``,
             ``"greedy"``, ``"random"``, ``"mcts:sims=800"``) or an agent object.
         seat: 0 to play Red (first) or 1 to play White.
@@ -642,7 +642,7 @@ def play_gui(
         cell: square size in pixels (by default sized to the board).
 
     Returns:
-        The game record, finished or not (``players`` in its meta; ``seed`` too).
+        The game record, finished or not (``agents``, ``seats`` and ``seed`` in its meta).
 
     Raises:
         CarnacError: pygame is missing (``pip install 'carnac-env[gui]'``), no window can be

@@ -242,7 +242,7 @@ class ImageRenderer:
         # Lying megaliths: one slab per pair.
         for first, second in state.lying:
             a, b = (first, second) if first < second else (second, first)
-            horizontal = b == a + 1
+            horizontal = b // board.cols == a // board.cols  # same row (on one column, a+1 is below)
             sprite = self._sprite(("lying", cells[a], horizontal))
             x0, y0, _, _ = layout.square_box(a)
             image.paste(sprite, (x0, y0), sprite)
@@ -263,6 +263,10 @@ class ImageRenderer:
         previews: list[tuple[int, int, int]] = list(state.tilt_targets().values())
         if tentative is not None and state.phase != OVER:
             square, orientation = tentative
+            if not (0 <= square < board.squares and orientation in (0, 1, 2, 3)):
+                raise CarnacError(
+                    f"tentative={tentative!r}: expected (square 0..{board.squares - 1}, orientation 0..3)"
+                )
             if kinds[square]:
                 raise CarnacError(f"tentative square {square_name(board, square)} is not empty")
             top, ns, ew = tilt_colours(state.to_act, orientation)
@@ -278,7 +282,7 @@ class ImageRenderer:
                         previews.append((pair[0], pair[1], (ns, ew)[direction & 1]))
         for first, second, colour in previews:
             a, b = (first, second) if first < second else (second, first)
-            sprite = self._sprite(("ghost", colour, b == a + 1))
+            sprite = self._sprite(("ghost", colour, b // board.cols == a // board.cols))
             x0, y0, _, _ = layout.square_box(a)
             image.paste(sprite, (x0, y0), sprite)
         if found:

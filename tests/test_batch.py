@@ -1,0 +1,530 @@
+"""The batched engine (carnac_env.batch) against the rules core, on both backends.
+
+The differential tests play random games in a BatchGame and, in lockstep, one core
+GameState per slot, comparing masks, observations, players, rewards and (periodically) the
+whole state after every step. Hand-built positions from tests/test_rules.py are loaded into
+batch slots with ``set_state`` and played the same way. The default suite plays a few
+hundred games per official board; the ``slow`` tests play 10,000 per board.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+
+import numpy as np
+import pytest
+
+from carnac_env.batch import BatchGame, BatchStep, batch_scores
+from carnac_env.core import BOARDS, GameState, legal_mask, make_board, observation_planes, score
+from carnac_env.errors import CarnacError, IllegalActionError
+
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed"))]
+
+
+# --------------------------------------------------------------------------- the lockstep harness
+class Lockstep:
+    """A BatchGame (one per backend) and one core GameState per slot, checked after every step."""
+
+    def __init__(self, board: str, num_envs: int, seed: int, backends: tuple[str, ...] = ("numpy",), **rules):
+        self.games = [BatchGame(board, num_envs=num_envs, seed=seed, backend=b, **rules) for b in backends]
+        self.board = self.games[0].board
+        self.states = [GameState(self.board) for _ in range(num_envs)]
+        self.finished = 0
+        self.steps = 0
+        self.last = [g.reset() for g in self.games]
+        self.check(self.last)
+
+    def check(self, steps: list[BatchStep], full: bool = False) -> None:
+        first = steps[0]
+        for other in steps[1:]:  # the backends agree with each other exactly
+            for name in ("observation", "action_mask", "current_player", "rewards", "terminated"):
+                np.testing.assert_array_equal(getattr(first, name), getattr(other, name), err_msg=name)
+        assert first.observation.dtype == np.int8 and first.action_mask.dtype == bool
+        assert first.current_player.dtype == np.int8
+        players = np.array([s.to_act for s in self.states], dtype=np.int8)
+        np.testing.assert_array_equal(first.current_player, players)
+        masks = np.stack([legal_mask(s) for s in self.states]).astype(bool)
+        mismatch = np.flatnonzero((first.action_mask != masks).any(axis=1))
+        assert len(mismatch) == 0, f"masks differ in envs {mismatch[:5]}:\n{self.states[mismatch[0]].diagram()}"
+        obs = np.stack([observation_planes(s, s.to_act) for s in self.states])
+        mismatch = np.flatnonzero((first.observation != obs).reshape(len(obs), -1).any(axis=1))
+        assert len(mismatch) == 0, f"observations differ in envs {mismatch[:5]}"
+        if full:
+            for game in self.games:
+                for i, state in enumerate(self.states):
+                    assert game.get_state(i) == state, f"env {i}"
+
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> list[BatchStep]:
+        steps = [g.step(actions, active=active) for g in self.games]
+        first = steps[0]
+        for i, state in enumerate(self.states):
+            if active is not None and not active[i]:
+                assert not first.terminated[i] and not first.rewards[i].any()
+                continue
+            state.apply(int(actions[i]))
+            if state.is_over:
+                assert first.terminated[i], f"env {i} should have ended"
+                result = state.result()
+                assert tuple(first.rewards[i]) == (result.reward(0), result.reward(1)), f"env {i}"
+                self.states[i] = GameState(self.board)
+                self.finished += 1
+            else:
+                assert not first.terminated[i] and not first.rewards[i].any(), f"env {i}"
+        self.steps += 1
+        self.check(steps, full=self.steps % 17 == 0)
+        self.last = steps
+        return steps
+
+    def play(self, games: int) -> None:
+        while self.finished < games:
+            actions = self.games[0].sample_actions()
+            for other in self.games[1:]:
+                np.testing.assert_array_equal(other.sample_actions(), actions)  # same seed, same samples
+            self.step(actions)
+
+
+def both_backends() -> tuple[str, ...]:
+    return ("numpy", "numba") if HAVE_NUMBA else ("numpy",)
+
+
+# --------------------------------------------------------------------------- differential tests
+@pytest.mark.parametrize("board", list(BOARDS))
+def test_random_games_match_the_core(board: str) -> None:
+    run = Lockstep(board, num_envs=100, seed=7, backends=both_backends())
+    run.play(300)
+    assert run.finished >= 300
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", list(BOARDS))
+def test_ten_thousand_random_games_match_the_core(board: str) -> None:
+    run = Lockstep(board, num_envs=1000, seed=2026, backends=both_backends())
+    run.play(10_000)
+    assert run.finished >= 10_000
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"board": "custom", "rows": 2, "cols": 2, "megaliths": 5},
+        {"board": "custom", "rows": 1, "cols": 4, "megaliths": 9},
+        {"board": "custom", "rows": 3, "cols": 3, "megaliths": 20, "min_dolmen": 1},
+        {"board": "small", "last_tilt": False},
+        {"board": "petit_menec", "last_tilt": False},
+        {"board": "custom", "rows": 4, "cols": 9, "megaliths": 1},
+    ],
+)
+def test_custom_boards_and_last_tilt_off_match_the_core(rules: dict) -> None:
+    rules = dict(rules)
+    board = rules.pop("board")
+    run = Lockstep(board, num_envs=64, seed=3, backends=both_backends(), **rules)
+    run.play(200)
+
+
+def test_partial_steps_with_active_match_the_core() -> None:
+    run = Lockstep("small", num_envs=50, seed=11, backends=both_backends())
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        actions = run.games[0].sample_actions()
+        for other in run.games[1:]:
+            other.sample_actions()
+        run.step(actions, active=rng.random(50) < 0.5)
+    assert run.finished > 0
+
+
+# --------------------------------------------------------------------------- hand-built positions
+def play_position(state: GameState, actions: list[int], backend: str, slot: int = 3) -> list[BatchStep]:
+    """Load ``state`` into one slot of a batch of random games and play ``actions`` there,
+    comparing with the core after every step (the other slots stand still)."""
+    games = BatchGame(state.board, num_envs=5, seed=0, backend=backend)
+    games.reset()
+    for _ in range(3):  # the other slots hold games in progress
+        games.step(games.sample_actions())
+    others = [games.get_state(i) for i in range(5)]
+    games.set_state(slot, state)
+    assert games.get_state(slot) == state
+    core = state.copy()
+    active = np.zeros(5, dtype=bool)
+    active[slot] = True
+    steps = []
+    current = games.observe()
+    for action in actions:
+        np.testing.assert_array_equal(current.observation[slot], observation_planes(core, core.to_act))
+        np.testing.assert_array_equal(current.action_mask[slot], legal_mask(core).astype(bool))
+        assert current.current_player[slot] == core.to_act
+        chosen = np.zeros(5, dtype=np.int64)
+        chosen[slot] = action
+        current = games.step(chosen, active=active)
+        core.apply(action)
+        steps.append(current)
+        if core.is_over:
+            result = core.result()
+            assert current.terminated[slot]
+            assert tuple(current.rewards[slot]) == (result.reward(0), result.reward(1))
+            assert games.get_state(slot) == GameState(state.board)  # auto-reset
+        else:
+            assert not current.terminated[slot]
+            assert games.get_state(slot) == core
+    for i in range(5):
+        if i != slot:
+            assert games.get_state(i) == others[i]
+    return steps
+
+
+def sq(board, r: int, c: int) -> int:
+    return r * board.cols + c
+
+
+def place(board, r: int, c: int, o: int) -> int:
+    return sq(board, r, c) * 4 + o
+
+
+def tilt(board, d: int) -> int:
+    return board.squares * 4 + d
+
+
+def decline(board) -> int:
+    return board.squares * 4 + 4
+
+
+ONE_LEFT = ".W...\nW....\n.....\n.....\n....."
+FULL_SMALL = "rrwwrrWR\nwwrrwwRW\nrrwwrrWR\nwwrrwwRW\nrrRW.RWR"
+
+
+def edge_positions() -> list[tuple[str, GameState, list[int]]]:
+    """The hand-built positions of tests/test_rules.py, with the moves played there."""
+    cases = []
+    five = make_board("custom", rows=5, cols=5)
+    for o in range(4):
+        for d in range(4):
+            cases.append((f"centre o{o} d{d}", GameState(five), [place(five, 2, 2, o), tilt(five, d)]))
+    cases.append(("corner", GameState(five), [place(five, 0, 0, 0), tilt(five, 1)]))
+    boxed = GameState.from_diagram("custom", ".W...\nW.W..\n.W...\n.....\n.....", rows=5, cols=5)
+    cases.append(("untiltable placement passes", boxed, [place(boxed.board, 1, 1, 0), place(boxed.board, 4, 4, 1)]))
+    for last_tilt in (True, False):
+        one = GameState.from_diagram("custom", ONE_LEFT, rows=5, cols=5, megaliths=10, supply=1, last_tilt=last_tilt)
+        b = one.board
+        if last_tilt:
+            cases.append(("last megalith tilted", one.copy(), [place(b, 2, 2, 0), tilt(b, 2)]))
+            cases.append(("last megalith declined", one.copy(), [place(b, 2, 2, 1), decline(b)]))
+        else:
+            cases.append(("last megalith, last_tilt off", one.copy(), [place(b, 2, 2, 0)]))
+        cases.append((f"untiltable last megalith {last_tilt}", one.copy(), [place(b, 0, 0, 0)]))
+    full = GameState.from_diagram("small", FULL_SMALL, to_act=1)
+    cases.append(("full small board", full, [place(full.board, 4, 4, 0)]))
+    tiny = GameState.from_diagram("custom", "RW.\nWRW", rows=2, cols=3, megaliths=20)
+    cases.append(("full custom board", tiny, [place(tiny.board, 0, 2, 1)]))
+    row = GameState.from_diagram("custom", "R..W", rows=1, cols=4, megaliths=9)
+    cases.append(("last empty square", row, [place(row.board, 0, 1, 0), place(row.board, 0, 2, 0)]))
+    medium = GameState("medium")
+    mb = medium.board
+    declines = []
+    for i, (r, c) in enumerate([(1, 1), (3, 3), (5, 5), (1, 7), (3, 8)]):
+        declines += [place(mb, r, c, i % 4), decline(mb)]
+    cases.append(("repeated declines", medium, declines))
+    cases.append(
+        ("decline then tilt", GameState("medium"), [place(mb, 3, 3, 0), decline(mb), place(mb, 3, 6, 0), tilt(mb, 3)])
+    )
+    large = GameState("large", megaliths=3)
+    lb = large.board
+    cases.append(
+        (
+            "supply runs out",
+            large,
+            [place(lb, 6, 6, 0), decline(lb), place(lb, 4, 4, 0), decline(lb), place(lb, 2, 2, 0), decline(lb)],
+        )
+    )
+    merge = GameState.from_diagram("custom", "RRR.RRR\n.......", rows=2, cols=7)
+    cases.append(("placement merges groups", merge, [place(merge.board, 0, 3, 0)]))
+    edges = GameState.from_diagram("custom", ["...rr", ".....", "....w", "....w"], rows=4, cols=5)
+    cases.append(("lying at the edges", edges, [place(edges.board, 1, 0, 2), tilt(edges.board, 1)]))
+    return cases
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", edge_positions(), ids=lambda case: case[0])
+def test_edge_positions_match_the_core(case, backend: str) -> None:
+    _, state, actions = case
+    play_position(state, actions, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_full_small_board_from_play_matches_the_core(backend: str) -> None:
+    """The real small board filled up by tilts east, with megaliths left (test_rules' line)."""
+    state = GameState("small")
+    b = state.board
+    actions = []
+    for r in range(5):
+        for c0 in (5, 3, 0):
+            actions += [place(b, r, c0, 0), tilt(b, 1)]
+    core = state.copy()
+    for a in actions:
+        core.apply(a)
+    while not core.is_over:
+        a = decline(b) if core.phase == 1 else core.legal_actions()[0]
+        actions.append(a)
+        core.apply(a)
+    steps = play_position(state, actions, backend)
+    assert steps[-1].terminated[3]
+
+
+# --------------------------------------------------------------------------- scoring
+SCORING = [
+    "RRR\n...\nWWW",
+    "RR.\n...\nW.W",
+    "R.R\n.R.\nR.R",
+    "rrR\nWWW\n...",
+    "RRRRR.WWW\n.........\nWWW.RRR..",
+    "RRR.RRR.WWWW\n............",
+    "RRRR.WWWW\n.........\nRRR..WWW.",
+    "RRR.WWW\n.......\nRR..WW.",
+    ".......\n.......",
+    "RRR.RRR.R\n.........\nWWW.WWW.W\n.........\nRRR.WWW..",
+]
+
+
+@pytest.mark.parametrize("diagram", SCORING)
+@pytest.mark.parametrize("min_dolmen", [1, 3, 5])
+def test_batch_scores_match_the_core(diagram: str, min_dolmen: int) -> None:
+    lines = diagram.splitlines()
+    board = make_board("custom", rows=len(lines), cols=len(lines[0]), min_dolmen=min(min_dolmen, len(diagram)))
+    state = GameState.from_diagram(board, lines, supply=1)
+    winner = score(board, state.cells).winner
+    expected = -1 if winner is None else winner
+    assert batch_scores(board, np.frombuffer(bytes(state.cells), dtype=np.uint8)[None])[0] == expected
+
+
+def test_batch_scores_of_random_positions_match_the_core() -> None:
+    rng = np.random.default_rng(5)
+    for name in ("small", "kerlescan", "le_menec"):
+        board = BOARDS[name]
+        cells = rng.choice(3, size=(300, board.squares), p=[0.3, 0.35, 0.35]).astype(np.int8)
+        expected = [score(board, list(c)).winner for c in cells]
+        expected = np.array([-1 if w is None else w for w in expected])
+        np.testing.assert_array_equal(batch_scores(board, cells), expected)
+
+
+# --------------------------------------------------------------------------- auto-reset and BatchStep
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_auto_reset_replaces_a_finished_game_in_the_same_step(backend: str) -> None:
+    one = GameState.from_diagram("custom", ONE_LEFT, rows=5, cols=5, megaliths=10, supply=1)
+    games = BatchGame(one.board, num_envs=2, seed=0, backend=backend)
+    games.reset()
+    games.set_state(0, one)
+    games.set_state(1, one)
+    b = one.board
+    step = games.step(np.array([place(b, 2, 2, 0), place(b, 0, 0, 0)]), final_observer=np.array([0, 1]))
+    # env 1 ended (untiltable last megalith): result reported, fresh game already in place
+    assert step.terminated.tolist() == [False, True]
+    final = one.copy()
+    final.apply(place(b, 0, 0, 0))
+    assert tuple(step.rewards[1]) == (final.result().reward(0), final.result().reward(1))
+    assert step.current_player[1] == 0
+    fresh = GameState(b)
+    np.testing.assert_array_equal(step.observation[1], observation_planes(fresh, 0))
+    np.testing.assert_array_equal(step.action_mask[1], legal_mask(fresh).astype(bool))
+    np.testing.assert_array_equal(step.final_observation[1], observation_planes(final, 1))
+    assert not step.final_observation[0].any()
+    # env 0 waits for White's decision on the last megalith
+    assert step.current_player[0] == 1 and not step.rewards[0].any()
+    step = games.step(np.array([tilt(b, 2), 0]), active=np.array([True, False]))
+    assert step.terminated.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_step_shapes_and_fresh_arrays(backend: str) -> None:
+    games = BatchGame("kermario", num_envs=3, seed=0, backend=backend)
+    first = games.reset()
+    b = games.board
+    assert first.observation.shape == (3, b.rows, b.cols, 9)
+    assert first.action_mask.shape == (3, b.num_actions)
+    assert first.rewards.shape == (3, 2) and first.rewards.dtype == np.float32
+    assert first.terminated.shape == (3,) and first.terminated.dtype == bool
+    assert (first.observation[..., 7] == 1).all() and (first.observation[..., 8] == 56).all()
+    assert first.final_observation is None
+    saved = first.observation.copy()
+    second = games.step(games.sample_actions())
+    assert not np.shares_memory(first.observation, second.observation)
+    np.testing.assert_array_equal(first.observation, saved)
+    second.observation[:] = 99  # the caller owns the arrays
+    second.action_mask[:] = False
+    np.testing.assert_array_equal(games.observe().action_mask, games.legal_mask())
+    assert games.observe().action_mask.any(axis=1).all()
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_illegal_actions_name_envs_and_change_nothing(backend: str) -> None:
+    games = BatchGame("small", num_envs=6, seed=1, backend=backend)
+    games.reset()
+    for _ in range(5):
+        games.step(games.sample_actions())
+    before = [games.get_state(i) for i in range(6)]
+    observed = games.observe()
+    actions = games.sample_actions()
+    mask = games.legal_mask()
+    illegal = {1: int(np.flatnonzero(~mask[1])[0]), 4: games.num_actions + 3}
+    for i, a in illegal.items():
+        actions[i] = a
+    with pytest.raises(IllegalActionError) as info:
+        games.step(actions)
+    message = str(info.value)
+    assert "envs [1, 4]" in message and f"env 1: action {illegal[1]}" in message
+    assert f"env 4: action {illegal[4]}" in message and "actions run from 0 to" in message
+    assert [games.get_state(i) for i in range(6)] == before
+    after = games.observe()
+    np.testing.assert_array_equal(after.observation, observed.observation)
+    np.testing.assert_array_equal(after.action_mask, observed.action_mask)
+    # an illegal action in an inactive env is ignored
+    active = np.ones(6, dtype=bool)
+    active[[1, 4]] = False
+    games.step(actions, active=active)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tilt_and_decline_when_placing_are_illegal(backend: str) -> None:
+    games = BatchGame("medium", num_envs=2, seed=0, backend=backend)
+    games.reset()
+    b = games.board
+    with pytest.raises(IllegalActionError, match="no megalith to tilt"):
+        games.step(np.array([0, tilt(b, 0)]))
+    with pytest.raises(IllegalActionError, match="no megalith to decline"):
+        games.step(np.array([decline(b), 0]))
+    games.step(np.array([place(b, 3, 3, 0), place(b, 0, 0, 0)]))
+    with pytest.raises(IllegalActionError, match="must first tilt or decline"):
+        games.step(np.array([place(b, 5, 5, 0), tilt(b, 1)]))
+
+
+@pytest.mark.parametrize(
+    ("actions", "fragment"),
+    [
+        (np.zeros(3, dtype=np.float64), "integers"),
+        (np.zeros(3, dtype=bool), "integers"),
+        (np.zeros(4, dtype=np.int64), "shape (3,)"),
+        (np.zeros((3, 1), dtype=np.int64), "shape (3,)"),
+        ("abc", "integers"),
+    ],
+)
+def test_bad_action_arrays(actions, fragment: str) -> None:
+    games = BatchGame("small", num_envs=3)
+    games.reset()
+    with pytest.raises(CarnacError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        games.step(actions)
+    assert all(games.get_state(i) == GameState(games.board) for i in range(3))
+
+
+def test_lists_of_ints_are_accepted() -> None:
+    games = BatchGame("small", num_envs=2)
+    games.reset()
+    games.step([0, 4])
+    assert games.get_state(1).kinds[1] == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"num_envs": 0}, "num_envs"),
+        ({"num_envs": 2.0}, "num_envs"),
+        ({"num_envs": True}, "num_envs"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 1.5}, "seed"),
+        ({"board": "atlantis"}, "unknown board"),
+        ({"min_dolmen": 0}, "min_dolmen"),
+        ({"colour": "red"}, "unknown rules option"),
+        ({"backend": "cuda"}, "unknown backend"),
+    ],
+)
+def test_bad_arguments(kwargs: dict, fragment: str) -> None:
+    with pytest.raises(CarnacError, match=fragment):
+        BatchGame(**kwargs)
+
+
+def test_bad_active_observer_index_and_state() -> None:
+    games = BatchGame("small", num_envs=2)
+    games.reset()
+    with pytest.raises(CarnacError, match="active"):
+        games.step([0, 4], active=[1, 1])
+    with pytest.raises(CarnacError, match="final_observer"):
+        games.step([0, 4], final_observer=2)
+    with pytest.raises(CarnacError, match="env index"):
+        games.get_state(2)
+    with pytest.raises(CarnacError, match="env index"):
+        games.set_state(-1, GameState("small"))
+    with pytest.raises(CarnacError, match="board"):
+        games.set_state(0, GameState("medium"))
+    with pytest.raises(CarnacError, match="GameState"):
+        games.set_state(0, "R.......")
+    over = GameState.from_diagram("custom", "RW.", rows=1, cols=3, megaliths=5)
+    over.apply(8)
+    small_like = BatchGame(over.board, num_envs=1)
+    with pytest.raises(CarnacError, match="finished"):
+        small_like.set_state(0, over)
+    assert all(games.get_state(i) == GameState("small") for i in range(2))
+
+
+def test_numba_backend_without_numba_is_a_clear_error(monkeypatch) -> None:
+    import sys
+
+    import carnac_env.batch
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # makes "import numba" fail
+    monkeypatch.delitem(sys.modules, "carnac_env.batch._numba", raising=False)
+    monkeypatch.delattr(carnac_env.batch, "_numba", raising=False)
+    with pytest.raises(CarnacError, match=r"accel"):
+        BatchGame("small", backend="numba")
+    assert BatchGame("small", backend="auto").backend == "numpy"
+
+
+# --------------------------------------------------------------------------- determinism and seeds
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_same_seed_same_games(backend: str) -> None:
+    def run(seed: int) -> list[np.ndarray]:
+        games = BatchGame("small", num_envs=8, seed=seed, backend=backend)
+        out = [games.reset().observation]
+        for _ in range(80):
+            step = games.step(games.sample_actions())
+            out += [step.observation, step.rewards, step.terminated]
+        return out
+
+    first, again, other = run(3), run(3), run(4)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not all(np.array_equal(a, b) for a, b in zip(first, other))
+
+
+def test_reset_with_seed_reseeds_the_sampler_only() -> None:
+    games = BatchGame("small", num_envs=4, seed=0)
+    start = games.reset(seed=9)
+    first = games.sample_actions()
+    games.step(first)
+    again = games.reset(seed=9)
+    np.testing.assert_array_equal(games.sample_actions(), first)
+    np.testing.assert_array_equal(start.observation, again.observation)
+
+
+def test_sample_actions_is_uniform_over_the_legal_actions() -> None:
+    """A chi-square-free check: every legal action is drawn, nothing else, roughly equally."""
+    state = GameState.from_diagram("custom", "R.W\n...\nw..\nw..", rows=4, cols=3, to_act=1)
+    games = BatchGame(state.board, num_envs=4000, seed=0)
+    for i in range(4000):
+        games.set_state(i, state)
+    counts = np.bincount(games.sample_actions(), minlength=games.num_actions)
+    legal = legal_mask(state).astype(bool)
+    assert (counts[~legal] == 0).all()
+    expected = 4000 / legal.sum()
+    assert counts[legal].min() > 0.6 * expected and counts[legal].max() < 1.4 * expected
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pickle_keeps_the_games(backend: str) -> None:
+    games = BatchGame("small", num_envs=3, seed=0, backend=backend)
+    games.reset()
+    for _ in range(7):
+        games.step(games.sample_actions())
+    clone = pickle.loads(pickle.dumps(games))
+    assert clone.backend == games.backend
+    assert [clone.get_state(i) for i in range(3)] == [games.get_state(i) for i in range(3)]
+    actions = games.sample_actions()
+    np.testing.assert_array_equal(clone.sample_actions(), actions)
+    np.testing.assert_array_equal(clone.step(actions).observation, games.step(actions).observation)
