@@ -11,7 +11,8 @@ Both engines play random legal games with auto-reset, choosing the actions insid
 A step is one action in one game, so a batched call at batch ``n`` counts ``n`` steps. The
 batch sizes and the two engines are interleaved round by round (this machine is shared and
 noisy); the table shows medians over the rounds and the ratio carnac / Pgx. A second table
-shows how the cost per step grows with the board (batch 1024).
+shows how the cost per step grows with the board (batch 1024); a line compares the Gymnasium
+vector env (learner steps, each with the opponent's replies) with the raw engine.
 
     python benchmarks/batch_throughput.py [--seconds 1] [--rounds 5] [--board medium]
 
@@ -21,11 +22,10 @@ Needs jax and pgx (the ``bench`` extra) for the Pgx column; without them only ca
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import time
 from collections.abc import Callable
-
-import numpy as np
 
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import BOARDS
@@ -92,6 +92,26 @@ def pgx_runner(batch: int, seed: int = 0) -> Callable[[float], float]:
     return run
 
 
+def vector_runner(board: str, batch: int, seed: int = 0) -> Callable[[float], float]:
+    """Learner steps per second of ``CarnacVectorEnv`` (random opponent, learner seat random)."""
+    from carnac_env.vector_env import CarnacVectorEnv
+
+    envs = CarnacVectorEnv(batch, board=board, seat="random")
+    envs.reset(seed=seed)
+
+    def run(seconds: float) -> float:
+        calls = 0
+        start = time.perf_counter()
+        while True:
+            envs.step(envs.games.sample_actions())  # legal learner actions from the engine's sampler
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                return calls * batch / elapsed
+
+    return run
+
+
 def measure(runners: dict[str, Callable[[float], float]], seconds: float, rounds: int) -> dict[str, list[float]]:
     """Run every runner once per round, interleaved; return all the rates."""
     rates: dict[str, list[float]] = {name: [] for name in runners}
@@ -118,42 +138,60 @@ def main() -> None:
     except ImportError:
         have_pgx = False
         print("jax/pgx not installed (pip install -e .[bench]): measuring carnac_env only\n")
+    backends = ["numba", "numpy"] if importlib.util.find_spec("numba") else ["numpy"]
 
     runners: dict[str, Callable[[float], float]] = {}
     for batch in args.batches:
-        runners[f"carnac {batch}"] = carnac_runner(args.board, batch)
+        for backend in backends:
+            runners[f"{backend} {batch}"] = carnac_runner(args.board, batch, backend)
         if have_pgx:
             runners[f"pgx {batch}"] = pgx_runner(batch)
     rates = measure(runners, args.seconds, args.rounds)
     median = {name: statistics.median(r) for name, r in rates.items()}
 
-    print(f"Random legal games, steps/s (median of {args.rounds} interleaved rounds of {args.seconds:g} s)")
-    print(f"| batch | carnac_env {args.board} (numpy) | Pgx connect_four (jax.jit+vmap, CPU) | ratio |")
-    print("|---:|---:|---:|---:|")
+    print(f"Random legal games, steps/s (median of {args.rounds} interleaved rounds of {args.seconds:g} s)\n")
+    header = "| batch | " + " | ".join(f"carnac {args.board} ({b})" for b in backends)
+    rule = "|---:|" + "---:|" * len(backends)
+    if have_pgx:
+        header += " | Pgx connect_four | " + " | ".join(f"ratio {b} / Pgx" for b in backends)
+        rule += "---:|" * (1 + len(backends))
+    print(header + " |")
+    print(rule)
     for batch in args.batches:
-        carnac = median[f"carnac {batch}"]
+        cells = [f"{median[f'{b} {batch}']:,.0f}" for b in backends]
         if have_pgx:
             pgx_rate = median[f"pgx {batch}"]
-            print(f"| {batch} | {carnac:,.0f} | {pgx_rate:,.0f} | {carnac / pgx_rate:.2f}x |")
-        else:
-            print(f"| {batch} | {carnac:,.0f} | - | - |")
+            cells.append(f"{pgx_rate:,.0f}")
+            cells += [f"{median[f'{b} {batch}'] / pgx_rate:.2f}x" for b in backends]
+        print(f"| {batch} | " + " | ".join(cells) + " |")
+
+    vector_runners = {"raw": carnac_runner(args.board, 1024, backends[0]), "vector": vector_runner(args.board, 1024)}
+    vector_rates = {k: statistics.median(v) for k, v in measure(vector_runners, args.seconds, args.rounds).items()}
+    print(f"\nCarnacVectorEnv ({backends[0]}, {args.board}, batch 1024, random opponent, seat random): ")
+    print(
+        f"{vector_rates['vector']:,.0f} learner steps/s against {vector_rates['raw']:,.0f} raw engine steps/s "
+        f"({vector_rates['vector'] / vector_rates['raw']:.2f}x)"
+    )
 
     if args.no_boards:
         return
     order = sorted(BOARDS, key=lambda name: BOARDS[name].squares)
-    board_runners = {name: carnac_runner(name, 1024) for name in order}
+    board_runners = {f"{b} {name}": carnac_runner(name, 1024, b) for name in order for b in backends}
     board_rates = measure(board_runners, args.seconds, args.rounds)
-    reference = statistics.median(board_rates["medium"]) if "medium" in board_rates else None
-    print(f"\nCost per step by board, batch 1024 (median of {args.rounds} interleaved rounds)")
-    print("| board | squares | actions | steps/s | us per step per game | cost vs medium |")
-    print("|---|---:|---:|---:|---:|---:|")
+    board_median = {name: statistics.median(r) for name, r in board_rates.items()}
+    print(f"\nCost per step by board, batch 1024 (median of {args.rounds} interleaved rounds), us per step per game")
+    print("(in brackets: relative to petit_menec)\n")
+    print("| board | squares | actions | " + " | ".join(f"{b} steps/s | {b} us/step" for b in backends) + " |")
+    print("|---|---:|---:|" + "---:|---:|" * len(backends))
     for name in order:
-        rate = statistics.median(board_rates[name])
         b = BOARDS[name]
-        relative = f"{reference / rate:.2f}x" if reference else "-"
-        print(f"| {name} | {b.squares} | {b.num_actions} | {rate:,.0f} | {1e6 / rate:.2f} | {relative} |")
+        cells = []
+        for backend in backends:
+            rate = board_median[f"{backend} {name}"]
+            base = board_median[f"{backend} {order[0]}"]
+            cells += [f"{rate:,.0f}", f"{1e6 / rate:.2f} ({base / rate:.1f}x)"]
+        print(f"| {name} | {b.squares} | {b.num_actions} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
-    np.seterr(all="raise")
     main()

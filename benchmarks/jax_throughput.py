@@ -11,8 +11,9 @@ so a timed call at batch ``B`` is ``B * steps`` steps. The auto-reset keeps the 
 step's ``terminated`` and ``rewards``, as ``pgx.experimental.auto_reset`` does. Each engine
 and batch size is timed ``--repeats`` times after one warm-up call (which also compiles);
 the table shows the median and the ratios to Pgx's othello and connect_four at the same
-batch size, measured in the same run. The numpy batched engine (``carnac_env.batch``,
-when present) plays the same random legal games with its own auto-reset, on the CPU.
+batch size, measured in the same run. The batched engine (``carnac_env.batch.BatchGame``,
+when present, with its numba and numpy backends as available) plays the same random legal
+games with its own auto-reset and sampler, on the CPU, outside JAX.
 
     python benchmarks/jax_throughput.py                                   # GPU: the full run
     python benchmarks/jax_throughput.py --batch-sizes 1024,16384 --steps 20 --repeats 3   # a CPU
@@ -89,24 +90,33 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float
     return timed
 
 
-def numpy_runner(board: str, batch: int, steps: int, seed: int = 0) -> Callable[[], float] | None:
-    """The same loop for the numpy ``BatchGame``, or None when carnac_env.batch is absent."""
+def batch_runners(board: str, batch: int, steps: int, seed: int = 0) -> dict[str, Callable[[], float]]:
+    """The same loop for the batched ``BatchGame`` (carnac_env.batch), once per available
+    backend (numba, numpy); empty when carnac_env.batch is absent."""
     try:
         from carnac_env.batch import BatchGame
     except ImportError:
-        return None
-    games = BatchGame(board, num_envs=batch, seed=seed)
-    games.reset()
-    for _ in range(min(steps, 10)):
-        games.step(games.sample_actions())
+        return {}
+    from carnac_env.errors import CarnacError
 
-    def timed() -> float:
-        start = time.perf_counter()
-        for _ in range(steps):
+    runners = {}
+    for backend in ("numba", "numpy"):
+        try:
+            games = BatchGame(board, num_envs=batch, seed=seed, backend=backend)
+        except CarnacError:  # backend="numba" without numba installed: no such row
+            continue
+        games.reset()
+        for _ in range(min(steps, 10)):
             games.step(games.sample_actions())
-        return time.perf_counter() - start
 
-    return timed
+        def timed(games=games) -> float:
+            start = time.perf_counter()
+            for _ in range(steps):
+                games.step(games.sample_actions())
+            return time.perf_counter() - start
+
+        runners[f"BatchGame {backend} ({board})"] = timed
+    return runners
 
 
 def main() -> None:
@@ -117,8 +127,8 @@ def main() -> None:
     parser.add_argument("--board", default="medium", help="the Carnac board")
     parser.add_argument(
         "--engines",
-        default="carnac,connect_four,othello,numpy",
-        help="comma-separated subset of carnac, connect_four, othello, numpy",
+        default="carnac,connect_four,othello,batch",
+        help="comma-separated subset of carnac, connect_four, othello, batch (the numba and numpy BatchGame)",
     )
     args = parser.parse_args()
     batches = [int(b) for b in args.batch_sizes.split(",")]
@@ -139,15 +149,14 @@ def main() -> None:
                 envs[f"pgx {name}"] = pgx.make(name)
     except ImportError:
         print("pgx is not installed: no Pgx rows (pip install pgx)")
-    print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()}); steps per call {args.steps}")
+    device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
+    print(f"jax {jax.__version__} on {device}; {args.steps} steps per game per timed call, median of {args.repeats}")
 
     results: dict[tuple[str, int], float] = {}
     for batch in batches:
         runners = {name: jax_runner(env, batch, args.steps) for name, env in envs.items()}
-        if "numpy" in engines:
-            runner = numpy_runner(args.board, batch, args.steps)
-            if runner is not None:
-                runners[f"numpy BatchGame ({args.board})"] = runner
+        if "batch" in engines:
+            runners.update(batch_runners(args.board, batch, args.steps))
         times: dict[str, list[float]] = {name: [] for name in runners}
         for _ in range(args.repeats):  # interleaved: the machine's load drifts
             for name, runner in runners.items():

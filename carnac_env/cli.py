@@ -145,10 +145,8 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         try:
             from carnac_env.render.gui import play_gui
         except ImportError as err:
-            raise CarnacError(
-                f"--gui needs the graphical front end (pip install 'carnac-env[render]'): {err}"
-            ) from None
-        record = play_gui(board.name, args.opponent, args.seat, save, args.seed)
+            raise CarnacError(f"--gui needs the graphical front end (pip install 'carnac-env[gui]'): {err}") from None
+        record = play_gui(board, args.opponent, args.seat, save, args.seed)
         if record is not None and record.result is not None:
             print(_result_line(record.result, _names(args)))
         return 0

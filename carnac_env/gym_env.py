@@ -90,7 +90,8 @@ def make_opponent(opponent: Any, seed: int = 0) -> Any:
             if opponent == "random":
                 return RandomOpponent(seed)
             raise CarnacError(
-                f"opponent {opponent!r} needs carnac_env.agents, which is not available; use 'random' or an agent object"
+                f"opponent {opponent!r} needs carnac_env.agents, which is not available; "
+                "use 'random' or an agent object"
             ) from None
         return make(opponent, seed=seed)
     if callable(getattr(opponent, "act", None)):
@@ -137,7 +138,6 @@ class CarnacEnv(gym.Env):
         self._forfeit: str | None = None
         self.seat_option = _check_seat(seat)
         self.opponent = make_opponent(opponent, seed=0)
-        self._owns_opponent = isinstance(opponent, str)
         self.aec = raw_env(board=self.board, render_mode=render_mode)
         self.render_mode = render_mode
         self.observation_space = observation_space(self.board)["observation"]
@@ -182,11 +182,7 @@ class CarnacEnv(gym.Env):
         game = self.aec.game
         if game.is_over or self._forfeit is not None:
             raise CarnacError("the game is over; call reset() before step()")
-        if not self.action_space.contains(action) and not (
-            isinstance(action, np.ndarray) and action.shape == () and self.action_space.contains(int(action))
-        ):
-            raise CarnacError(f"action {action!r} is not in the action space Discrete({self.board.num_actions})")
-        action = int(action)
+        action = self._as_action(action)
         reason = game.why_illegal(action)
         if reason is not None:
             message = f"learner ({AGENTS[self.seat]}): {self.aec.describe_action(action)} is illegal: {reason}"
@@ -201,6 +197,15 @@ class CarnacEnv(gym.Env):
         over = self.aec.game.is_over
         reward = float(self.aec.game.result().reward(self.seat)) if over else 0.0
         return self._observe(), reward, over, False, self._info()
+
+    def _as_action(self, action: Any) -> int:
+        """``action`` as an int in the action space, or a CarnacError."""
+        value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            value = None
+        if value is None or not 0 <= value < self.board.num_actions:
+            raise CarnacError(f"action {action!r} is not in the action space Discrete({self.board.num_actions})")
+        return int(value)
 
     def _play_opponent(self) -> None:
         game = self.aec.game

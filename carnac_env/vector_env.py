@@ -134,7 +134,7 @@ class CarnacVectorEnv(VectorEnv):
         """
         if self._needs_reset:
             raise CarnacError("call reset() before step()")
-        step = self.games.step(actions, final_observer=self._seats)
+        step = self.games.step(actions, final_observer=self._seats, observe=self.opponent != "random")
         n = self.num_envs
         rewards = step.rewards[np.arange(n), self._seats].astype(np.float32)
         terminated = step.terminated.copy()
@@ -177,9 +177,10 @@ class CarnacVectorEnv(VectorEnv):
             winners = np.zeros(n, dtype=np.int8)
         obs, mask, player = step.observation, step.action_mask, step.current_player
         waiting = player != self._seats
+        random = self.opponent == "random"
         while waiting.any():
             actions = np.zeros(n, dtype=np.int64)
-            if self.opponent == "random":
+            if random:
                 actions[waiting] = self.games.sample_actions()[waiting]
             else:
                 chosen = np.asarray(self.opponent(obs[waiting], mask[waiting]))
@@ -189,7 +190,7 @@ class CarnacVectorEnv(VectorEnv):
                         f"it was given; got dtype {chosen.dtype} shape {chosen.shape}"
                     )
                 actions[waiting] = chosen
-            reply = self.games.step(actions, active=waiting, final_observer=self._seats)
+            reply = self.games.step(actions, active=waiting, final_observer=self._seats, observe=not random)
             ended = reply.terminated
             if (ended & terminated).any():
                 raise CarnacError(
@@ -205,6 +206,9 @@ class CarnacVectorEnv(VectorEnv):
                 self._seats[ended] = self._draw_seats(int(ended.sum()))
             obs, mask, player = reply.observation, reply.action_mask, reply.current_player
             waiting = player != self._seats
+        if obs is None:
+            now = self.games.observe()
+            obs, mask = now.observation, now.action_mask
         self._mask = mask
         return obs, mask.copy(), rewards, terminated, final_obs, winners
 

@@ -37,8 +37,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-import carnac_env  # noqa: F401  (registers carnac_env/Carnac-v0)
 from carnac_env.core.boards import make_board
+from carnac_env.gym_env import register_envs
 
 try:
     import torch
@@ -49,6 +49,7 @@ except ImportError as err:  # pragma: no cover - depends on the install
     raise SystemExit(f"this example needs PyTorch and sb3-contrib: pip install 'carnac-env[train]' ({err})") from None
 
 SMOKE = os.environ.get("CARNAC_SMOKE", "") not in ("", "0")
+register_envs()  # carnac_env/Carnac-v0 (importing carnac_env does it too; idempotent)
 
 
 class CarnacCNN(BaseFeaturesExtractor):
@@ -121,9 +122,43 @@ class MaskablePPOAgent:
         return {**self.__dict__, "model": None}
 
 
-def make_env(board: str, seat: Any, seed: int) -> gym.Env:
-    """The training env: the learner against uniform random play."""
+class DolmenShaping(gym.Wrapper):
+    """Potential-based reward shaping: ``coef * (gamma * phi(after) - phi(before))`` on top of the result.
+
+    ``phi`` is the learner's dolmen count minus the opponent's in the position as it stands
+    (``score_now()``), and 0 once the game is over, so the shaping terms add up to zero over a
+    game and the best policy is unchanged (Ng, Harada and Russell, 1999); they only tell the
+    learner sooner when a move made or broke a dolmen.
+    """
+
+    def __init__(self, env: gym.Env, coef: float, gamma: float) -> None:
+        super().__init__(env)
+        self.coef, self.gamma = coef, gamma
+        self._phi = 0.0
+
+    def _potential(self) -> float:
+        game, seat = self.env.unwrapped.game, self.env.unwrapped.seat
+        dolmens = game.score_now().dolmens
+        return float(len(dolmens[seat]) - len(dolmens[1 - seat]))
+
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict]:
+        observation, info = self.env.reset(**kwargs)
+        self._phi = self._potential()
+        return observation, info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        phi = 0.0 if terminated or truncated else self._potential()
+        reward += self.coef * (self.gamma * phi - self._phi)
+        self._phi = phi
+        return observation, reward, terminated, truncated, info
+
+
+def make_env(board: str, seat: Any, seed: int, shaping: float = 0.0, gamma: float = 0.99) -> gym.Env:
+    """The training env: the learner against uniform random play (with optional dolmen shaping)."""
     env = gym.make("carnac_env/Carnac-v0", board=board, opponent="random", seat=seat)
+    if shaping:
+        env = DolmenShaping(env, shaping, gamma)
     env.reset(seed=seed)
     return env
 
@@ -151,7 +186,12 @@ def train(args: argparse.Namespace) -> Path:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    venv = DummyVecEnv([lambda i=i: make_env(args.board, "random", args.seed + 1000 * i) for i in range(args.envs)])
+    venv = DummyVecEnv(
+        [
+            lambda i=i: make_env(args.board, "random", args.seed + 1000 * i, args.shaping, args.gamma)
+            for i in range(args.envs)
+        ]
+    )
     model = MaskablePPO(
         "MlpPolicy",
         venv,
@@ -227,6 +267,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--ent-coef", type=float, default=0.01)
+    p.add_argument("--shaping", type=float, default=0.0, help="weight of the dolmen-count shaping (0: result only)")
     p.add_argument("--channels", type=int, default=8 if SMOKE else 64)
     p.add_argument("--eval-every", type=int, default=1024 if SMOKE else 50_000)
     p.add_argument("--eval-games", type=int, default=4 if SMOKE else 200)

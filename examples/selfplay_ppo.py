@@ -89,7 +89,13 @@ class PolicyValueNet(nn.Module):
     def config(self) -> dict[str, int]:
         """What :meth:`load` needs to rebuild the network."""
         rows, cols = self.shape
-        return {"rows": rows, "cols": cols, "megaliths": self.megaliths, "channels": self.channels, "hidden": self.hidden}
+        return {
+            "rows": rows,
+            "cols": cols,
+            "megaliths": self.megaliths,
+            "channels": self.channels,
+            "hidden": self.hidden,
+        }
 
     def save(self, path: str | Path) -> None:
         """Save weights and shape to ``path`` (a ``.pt`` file)."""
@@ -187,6 +193,26 @@ def collect(
     return batch, step, {"games": finished, "red_win_share": red_wins / max(finished, 1)}
 
 
+def win_rate_vs_random(net: PolicyValueNet, board: Any, games: int, seed: int) -> float:
+    """The share of ``games`` games the policy (most probable legal action) wins against random play.
+
+    Played on a :class:`BatchGame` of ``games`` games at once; the policy is Red in the even
+    games and White in the odd ones.
+    """
+    batch = BatchGame(board, num_envs=games, seed=seed)
+    step = batch.reset()
+    seat = np.arange(games) % 2
+    result = np.full(games, np.nan)
+    while np.isnan(result).any():
+        with torch.no_grad():
+            logits, _ = net(torch.as_tensor(step.observation), torch.as_tensor(step.action_mask))
+        actions = np.where(step.current_player == seat, logits.argmax(-1).numpy(), batch.sample_actions())
+        step = batch.step(actions)
+        ended = step.terminated & np.isnan(result)
+        result[ended] = step.rewards[ended, seat[ended]]
+    return float((result > 0).mean())
+
+
 def augment_batch(batch: dict[str, np.ndarray], board: Any, net: PolicyValueNet) -> dict[str, np.ndarray]:
     """Add every symmetric copy of the batch; the copies' old log-probabilities are recomputed."""
     parts = [batch]
@@ -262,14 +288,16 @@ def train(args: argparse.Namespace) -> Path:
             batch = augment_batch(batch, board, net)
         losses = ppo_update(net, optimiser, batch, args)
         elapsed = time.perf_counter() - start
-        log.append({"update": update, "seconds": round(elapsed, 1), "games": total_games, **info, **losses})
+        point = {"update": update, "seconds": round(elapsed, 1), "games": total_games, **info, **losses}
         if update == 1 or update % args.print_every == 0:
+            point["win_vs_random"] = win_rate_vs_random(net, board, args.eval_games, seed=update)
             print(
                 f"update {update:>4}  {elapsed:>6.0f}s  games {total_games:>7}  decisions {total_decisions:>8}  "
                 f"entropy {losses['entropy']:.2f}  value loss {losses['value']:.3f}  "
-                f"Red wins {info['red_win_share']:.0%}",
+                f"Red wins {info['red_win_share']:.0%}  vs random: win {point['win_vs_random']:.0%}",
                 flush=True,
             )
+        log.append(point)
         if elapsed > args.minutes * 60:
             break
     path = out / "policy.pt"
@@ -305,8 +333,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--board", default="small")
     p.add_argument("--envs", type=int, default=8 if SMOKE else 64, help="games played at once")
     p.add_argument("--batch", type=int, default=64 if SMOKE else 4096, help="decisions per PPO update")
-    p.add_argument("--minibatch", type=int, default=64 if SMOKE else 512)
-    p.add_argument("--epochs", type=int, default=1 if SMOKE else 3)
+    p.add_argument("--minibatch", type=int, default=64 if SMOKE else 256)
+    p.add_argument("--epochs", type=int, default=1 if SMOKE else 4)
     p.add_argument("--updates", type=int, default=2 if SMOKE else 100_000, help="stop after this many updates")
     p.add_argument("--minutes", type=float, default=1.0 if SMOKE else 10.0, help="stop after this much training time")
     p.add_argument("--lr", type=float, default=3e-4)
@@ -314,7 +342,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--channels", type=int, default=8 if SMOKE else 64)
     p.add_argument("--augment", action="store_true", help="train on every symmetric copy of each batch too")
-    p.add_argument("--print-every", type=int, default=1 if SMOKE else 10)
+    p.add_argument("--print-every", type=int, default=1 if SMOKE else 10, help="updates between log lines")
+    p.add_argument("--eval-games", type=int, default=4 if SMOKE else 200, help="games against random per log line")
     p.add_argument("--arena-games", type=int, default=2 if SMOKE else 40, help="games per pair in the arena")
     p.add_argument("--mcts", default="mcts:sims=10" if SMOKE else "mcts:sims=200", help="the MCTS opponent's spec")
     p.add_argument("--workers", type=int, default=1, help="arena worker processes")

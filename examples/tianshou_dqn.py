@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     algorithm = build(args)
-    print(f"before training: learner's mean reward vs random {learner_score(algorithm, args.board, args.eval_episodes, 1):+.2f}")
+    before = learner_score(algorithm, args.board, args.eval_episodes, seed=1)
+    print(f"before training: learner's mean reward vs random {before:+.2f} ({args.eval_episodes} games)")
 
     train_envs = DummyVectorEnv([lambda: make_env(args.board) for _ in range(args.envs)])
     train_envs.seed(args.seed)
@@ -141,7 +142,8 @@ def main(argv: list[str] | None = None) -> None:
         )
     )
     print(f"trained {result.train_step} environment steps in {result.timing.total_time:.0f}s")
-    print(f"after training: learner's mean reward vs random {learner_score(algorithm, args.board, args.eval_episodes, 1):+.2f}")
+    after = learner_score(algorithm, args.board, args.eval_episodes, seed=1)
+    print(f"after training: learner's mean reward vs random {after:+.2f} ({args.eval_episodes} games)")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ AEC env requires) puts each player in its own group: ``("player_0", "observation
 "observation")`` holds the planes, ``("player_0", "action_mask")`` the legal actions and
 ``("player_0", "mask")`` whether that player acts on this step. The learner (Red,
 ``player_0``) samples from a :class:`~torchrl.modules.MaskedCategorical` over its mask;
-White samples uniformly from its own mask. A ``SyncDataCollector`` gathers frames.
+White samples uniformly from its own mask. A ``Collector`` gathers frames.
 
 The update is a clipped PPO step on the learner's own decisions, each scored by the final
 result of its game (+1/-1/0): Carnac's turns do not strictly alternate, and the final
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import warnings
 
 import numpy as np
 
@@ -30,12 +31,14 @@ try:
     import torch
     from tensordict.nn import TensorDictModule, TensorDictSequential
     from torch import nn
-    from torchrl.collectors import SyncDataCollector
+    from torchrl.collectors import Collector
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
     from torchrl.modules import MaskedCategorical, ProbabilisticActor
 except ImportError as err:  # pragma: no cover - depends on the install
     raise SystemExit(f"this example needs PyTorch and TorchRL: pip install torchrl ({err})") from None
 
+# TorchRL names the PettingZoo version it was tested with; the wrapper works with ours (1.24+).
+warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
 SMOKE = os.environ.get("CARNAC_SMOKE", "") not in ("", "0")
 LEARNER, OPPONENT = "player_0", "player_1"
 
@@ -122,8 +125,13 @@ def main(argv: list[str] | None = None) -> None:
     learner = masked_actor(net, LEARNER)
     policy = TensorDictSequential(learner, masked_actor(Uniform(num_actions), OPPONENT))
     optimiser = torch.optim.Adam(net.parameters(), lr=args.lr)
-    collector = SyncDataCollector(
-        env, policy, frames_per_batch=args.frames_per_batch, total_frames=args.frames, split_trajs=False
+    collector = Collector(
+        env,
+        policy,
+        frames_per_batch=args.frames_per_batch,
+        total_frames=args.frames,
+        split_trajs=False,
+        auto_register_policy_transforms=False,
     )
     for batch, data in enumerate(collector):
         planes, mask, action, old_logp, returns = decisions(data)
@@ -137,10 +145,11 @@ def main(argv: list[str] | None = None) -> None:
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-        games = int(data["next", "done"].sum())
+        done = data["next", "done"].reshape(-1)
+        results = data["next", LEARNER, "reward"].reshape(-1)[done]
         print(
-            f"batch {batch}: {games} games ended, learner's mean result {float(returns.mean()):+.2f} "
-            f"over {len(returns)} decisions"
+            f"batch {batch}: {len(results)} games ended; the learner won {int((results > 0).sum())}, "
+            f"lost {int((results < 0).sum())}; {len(returns)} decisions trained on"
         )
         collector.update_policy_weights_()
     collector.shutdown()

@@ -41,10 +41,9 @@ def play(specs: list[str], board: str = "petit_menec", seed: int = 0, wrapped: b
 @pytest.mark.parametrize("board", list(BOARDS))
 @pytest.mark.parametrize("spec", FAST_SPECS)
 def test_agents_play_legal_moves_on_every_board(board: str, spec: str) -> None:
-    if spec != "random" and BOARDS[board].squares > 100:
-        # a large board: play a short game with a reduced supply to keep the test fast
-        specs_board = {"board": board, "megaliths": 8}
-        env = carnac_env.raw_env(**specs_board)
+    if spec != "random" and board not in ("small", "petit_menec"):
+        # a short game (a reduced supply) keeps the search agents fast on the bigger boards
+        env = carnac_env.raw_env(board=board, megaliths=10)
         agent = make(spec, seed=3)
         while not env.game.is_over:
             action = agent.act(env)
@@ -55,7 +54,9 @@ def test_agents_play_legal_moves_on_every_board(board: str, spec: str) -> None:
     play(["random", spec], board=board, seed=2, wrapped=True)
 
 
-@pytest.mark.parametrize("spec", [*FAST_SPECS, "mcts:sims=10:width=3", "mcts:sims=10:rollout=eval"])
+@pytest.mark.parametrize(
+    "spec", [*FAST_SPECS, "mcts:sims=10:width=0", "mcts:sims=10:rollout=eval", "mcts:sims=10:rollout=own"]
+)
 def test_same_seed_same_game(spec: str) -> None:
     first = play([spec, spec], board="small", seed=7)
     second = play([spec, spec], board="small", seed=7)
@@ -206,7 +207,9 @@ def test_rollout_responses_are_uniform_over_the_legal_ones() -> None:
     import random
 
     # the last megalith placed on d4: four legal tilts and declining, each 1/5 of the time
-    start = GameState.from_diagram("petit_menec", ["......", "..W...", "......", "......", "......", "......"], supply=1)
+    start = GameState.from_diagram(
+        "petit_menec", ["......", "..W...", "......", "......", "......", "......"], supply=1
+    )
     start.apply(21 * 4)
     legal = start.legal_actions()
     counts = dict.fromkeys(legal, 0)

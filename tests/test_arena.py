@@ -153,9 +153,9 @@ def _arena_command(out: Path, workers: int) -> list[str]:
         "--board",
         "petit_menec",
         "--agents",
-        "random,greedy,mcts:sims=40",
+        "random,greedy,mcts:sims=10",
         "--games",
-        "8",
+        "6",
         "--seed",
         "5",
         "--workers",
@@ -186,9 +186,9 @@ def test_killed_arena_resumes_to_the_same_files(tmp_path: Path) -> None:
     if killed:
         assert not (interrupted / "results.json").exists()
         partial = games.read_text().count("\n")
-        assert 4 <= partial < 24
+        assert 4 <= partial < 18
     subprocess.run(_arena_command(interrupted, 2), check=True, capture_output=True, timeout=600)
     for name in ("games.jsonl", "results.json", "arena.json"):
         assert (interrupted / name).read_bytes() == (reference / name).read_bytes(), name
     lines = (interrupted / "games.jsonl").read_text().splitlines()
-    assert len(lines) == len(set(lines)) == 24
+    assert len(lines) == len(set(lines)) == 18

@@ -64,10 +64,10 @@ def check_lanes(env: Carnac, state: State, games: list[GameState], where: str) -
         if not np.array_equal(got, want):
             lane = int(np.flatnonzero((got != want).reshape(len(games), -1).any(axis=1))[0])
             game = games[lane]
+            wrong = got[lane] != want[lane]
             raise AssertionError(
                 f"{where}: {name} differs in lane {lane} ({game!r}):\n{game.diagram()}\n"
-                f"jax:  {np.argwhere(got[lane] != want[lane])[:8].tolist()} -> {got[lane][got[lane] != want[lane]][:8]}\n"
-                f"core: {want[lane][got[lane] != want[lane]][:8]}"
+                f"at {np.argwhere(wrong)[:8].tolist()}: jax {got[lane][wrong][:8]}, core {want[lane][wrong][:8]}"
             )
 
 
@@ -326,7 +326,7 @@ def test_stepping_a_finished_game_changes_nothing() -> None:
 
 
 def test_from_core_checks_the_board() -> None:
-    with pytest.raises(CarnacError, match="Carnac\\(game.board\\)"):
+    with pytest.raises(CarnacError, match=r"Carnac\(game.board\)"):
         Carnac("medium").from_core(GameState("small"))
     with pytest.raises(CarnacError, match="last_tilt"):
         Carnac("small").from_core(GameState("small", last_tilt=False))
@@ -364,3 +364,19 @@ def test_pgx_api_test() -> None:
         pgx_api.api_test_batch(env, num=3)
     finally:
         pgx_api.EnvId, pgx_api.act_randomly = original_ids, original_act
+
+
+def test_the_mctx_example_runs() -> None:
+    """examples/jax_mctx_search.py with a tiny budget: every game ends, the loss is finite."""
+    pytest.importorskip("mctx")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "jax_mctx_search.py"
+    spec = importlib.util.spec_from_file_location("jax_mctx_search", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    summary = example.run(board="petit_menec", games=2, simulations=4, updates=1)
+    assert summary["red_wins"] + summary["white_wins"] + summary["draws"] == 2
+    assert summary["moves"] >= 2 * 14  # at least the 14 placements of each game
+    assert all(np.isfinite(summary["losses"]))

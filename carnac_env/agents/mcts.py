@@ -15,7 +15,7 @@ moves with ``GameState._apply_legal`` and scores the end with the core's ``resul
 
 Options (spec ``mcts:sims=800:c=1.4``):
 
-* ``sims``: simulations per move (default 1000);
+* ``sims``: simulations per move (default 2000);
 * ``seconds``: a time budget per move instead (overrides ``sims``; not reproducible);
 * ``c``: the UCB exploration constant (default 1.0);
 * ``width``: if > 0, only the ``width`` best root actions by the greedy agent's values
@@ -111,7 +111,7 @@ class MCTSAgent(SearchAgent):
     def __init__(
         self,
         seed: int = 0,
-        sims: int = 1000,
+        sims: int = 2000,
         seconds: float = 0.0,
         c: float = 1.0,
         width: int = 8,
@@ -245,7 +245,7 @@ register(
     "mcts",
     MCTSAgent,
     {
-        "sims": (int, 1000, "simulations per move"),
+        "sims": (int, 2000, "simulations per move"),
         "seconds": (float, 0.0, "seconds per move instead of sims"),
         "c": (float, 1.0, "UCB exploration constant"),
         "width": (int, 8, "search only the N best root actions by greedy's values; 0 all"),

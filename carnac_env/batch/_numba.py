@@ -216,7 +216,9 @@ def step(  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def observe(to_act, supply, phase, pending, pending_ns, tilt_ok, tilt_first, tilt_second, planes, place_bits, obs, mask):  # pragma: no cover - compiled
+def observe(
+    to_act, supply, phase, pending, pending_ns, tilt_ok, tilt_first, tilt_second, planes, place_bits, obs, mask
+):  # pragma: no cover - compiled
     """Write the observations ``(N, S*9)`` and masks of all games (seen by the player to act).
 
     ``planes`` is the ``(2*N, S*9)`` view of the engine's planes (row ``player*N + i``).

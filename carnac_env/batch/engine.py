@@ -36,7 +36,12 @@ randomness. ``seed`` only seeds :attr:`BatchGame.np_random`, the generator behin
 rollouts and benchmarks). Two BatchGames with the same seed, fed the same actions (or their
 own samples), produce identical steps.
 
-Pure numpy; no compiler needed.
+**Backends.** The engine runs on numpy alone. With numba installed (``pip install
+carnac-env[accel]``) the same state arrays are stepped by compiled loops
+(:mod:`carnac_env.batch._numba`), about 3-10x faster; ``backend="auto"`` (the default)
+picks numba when it imports, ``"numpy"``/``"numba"`` force one. Both paths give identical
+results, samples included, and are both checked against the core. docs/performance.md has
+the numbers.
 """
 
 from __future__ import annotations
@@ -62,8 +67,10 @@ class BatchStep(NamedTuple):
     """What :meth:`BatchGame.reset` and :meth:`BatchGame.step` return (fresh arrays every call).
 
     Attributes:
-        observation: ``(N, rows, cols, 9)`` int8, the planes seen by the player to act.
-        action_mask: ``(N, rows*cols*4 + 5)`` bool, the legal actions of the player to act.
+        observation: ``(N, rows, cols, 9)`` int8, the planes seen by the player to act
+            (``None`` only from ``step(..., observe=False)``).
+        action_mask: ``(N, rows*cols*4 + 5)`` bool, the legal actions of the player to act
+            (``None`` only from ``step(..., observe=False)``).
         current_player: ``(N,)`` int8, the player to act (0 Red, 1 White).
         rewards: ``(N, 2)`` float32, each player's result (+1 win, -1 loss, 0 draw) in the
             games that ended on this step, 0 elsewhere.
@@ -74,8 +81,8 @@ class BatchStep(NamedTuple):
             final position seen by that observer (zeros elsewhere); otherwise ``None``.
     """
 
-    observation: np.ndarray
-    action_mask: np.ndarray
+    observation: np.ndarray | None
+    action_mask: np.ndarray | None
     current_player: np.ndarray
     rewards: np.ndarray
     terminated: np.ndarray
@@ -360,6 +367,7 @@ class BatchGame:
         actions: Any,
         active: Any = None,
         final_observer: Any = None,
+        observe: bool = True,
     ) -> BatchStep:
         """Play one action in every game (or in the ``active`` ones).
 
@@ -370,6 +378,10 @@ class BatchGame:
             final_observer: optional player (0/1) or ``(N,)`` players: also return, for the
                 games that end, their final position seen by that player
                 (``BatchStep.final_observation``).
+            observe: with False, skip building the observations and masks
+                (``BatchStep.observation`` and ``action_mask`` are ``None``); for callers that
+                step several times before looking, e.g. a random opponent. :meth:`observe`
+                gives them later.
 
         Returns:
             A :class:`BatchStep`; finished games are already replaced by fresh ones.
@@ -385,7 +397,7 @@ class BatchGame:
         moving = self._check_active(active)
         observer = None if final_observer is None else self._check_observer(final_observer)
         if self._kernels is not None:
-            return self._step_compiled(actions, moving, observer)
+            return self._step_compiled(actions, moving, observer, observe)
         self._check_legal(actions, moving)
 
         if moving is None:
@@ -418,9 +430,12 @@ class BatchGame:
             if final is not None:
                 final[over] = self._final_observations(over, observer[over])
             self._reset_games(over)
-        return BatchStep(self._observations(), self._masks(), self._to_act.copy(), rewards, terminated, final)
+        obs, mask = (self._observations(), self._masks()) if observe else (None, None)
+        return BatchStep(obs, mask, self._to_act.copy(), rewards, terminated, final)
 
-    def _step_compiled(self, actions: np.ndarray, moving: np.ndarray | None, observer: np.ndarray | None) -> BatchStep:
+    def _step_compiled(
+        self, actions: np.ndarray, moving: np.ndarray | None, observer: np.ndarray | None, observe: bool
+    ) -> BatchStep:
         n, k = self.num_envs, self._kernels
         active = np.ones(n, dtype=bool) if moving is None else moving
         if k.check_legal(actions, active, self.num_actions, self._squares, self._phase, self._kinds, self._tilt_ok):
@@ -458,7 +473,7 @@ class BatchGame:
             observer if want_final else np.zeros(1, dtype=np.intp),
             want_final,
         )
-        obs, mask = self._outputs()
+        obs, mask = self._outputs() if observe else (None, None)
         final_obs = final.reshape((n, *self.observation_shape)) if want_final else None
         return BatchStep(obs, mask, self._to_act.copy(), rewards, terminated, final_obs)
 
@@ -587,7 +602,7 @@ class BatchGame:
 
     def _check_observer(self, observer: Any) -> np.ndarray:
         array = np.asarray(observer)
-        if not np.issubdtype(array.dtype, np.integer) or array.dtype == bool or not np.isin(array, (0, 1)).all():
+        if not np.issubdtype(array.dtype, np.integer) or array.dtype == bool or not ((array == 0) | (array == 1)).all():
             raise CarnacError(f"final_observer must be a player 0 or 1 (or one per game), got {observer!r}")
         try:
             return np.broadcast_to(array, (self.num_envs,)).astype(np.intp)

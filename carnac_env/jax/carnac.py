@@ -150,9 +150,8 @@ class State:
             for r in range(rows):
                 for c in range(cols):
                     x, y = ox + c * unit, oy + r * unit
-                    parts.append(
-                        f'<rect x="{x:g}" y="{y:g}" width="{unit:g}" height="{unit:g}" fill="#a9b88f" stroke="#55694a"/>'
-                    )
+                    square = f'<rect x="{x:g}" y="{y:g}" width="{unit:g}" height="{unit:g}"'
+                    parts.append(square + ' fill="#a9b88f" stroke="#55694a"/>')
                     colour, kind = int(cells[g, r, c]), int(kinds[g, r, c])
                     if kind == EMPTY:
                         continue
@@ -314,24 +313,22 @@ class Carnac:
         cells, kinds = state._cells, state._kinds
         own, opponent = (player + 1).astype(jnp.int8), (2 - player).astype(jnp.int8)
         active = (state._pending >= 0) & ~state.terminated
-        targets = jnp.asarray(self._tilt)[jnp.maximum(state._pending, 0)]  # (4, 2)
-        open_tilts = state.legal_action_mask[4 * n : 4 * n + 4] & active  # legal tilts, by direction
-        covers = open_tilts[:, None] & (
-            (squares[None, :] == targets[:, 0:1]) | (squares[None, :] == targets[:, 1:2])
-        )  # (4, n)
-        shows = state._pending_colours[jnp.array([0, 1, 0, 1])][:, None]  # colour of each direction
+        targets = jnp.asarray(self._tilt)[jnp.maximum(state._pending, 0)].reshape(8)  # 2 squares per direction
+        open_tilts = jnp.repeat(state.legal_action_mask[4 * n : 4 * n + 4] & active, 2)  # legal tilts
+        shows = state._pending_colours[jnp.array([0, 0, 1, 1, 0, 0, 1, 1])]  # colour of each target
+        no_tilt = jnp.zeros(n, dtype=jnp.int8)
         planes = [
             cells == own,
             cells == opponent,
             kinds == STANDING,
             kinds == LYING,
             active & (squares == state._pending),
-            jnp.any(covers & (shows == own), axis=0),
-            jnp.any(covers & (shows == opponent), axis=0),
+            no_tilt.at[targets].max((open_tilts & (shows == own)).astype(jnp.int8), mode="drop"),
+            no_tilt.at[targets].max((open_tilts & (shows == opponent)).astype(jnp.int8), mode="drop"),
             jnp.broadcast_to(~state.terminated & (state.current_player == player), (n,)),
+            jnp.broadcast_to(state._supply, (n,)),
         ]
-        obs = jnp.stack([p.astype(jnp.int8) for p in planes] + [jnp.broadcast_to(state._supply, (n,)).astype(jnp.int8)])
-        obs = jax.lax.stop_gradient(obs.T)
+        obs = jax.lax.stop_gradient(jnp.stack([p.astype(jnp.int8) for p in planes], axis=-1))
         return obs.reshape(self.observation_shape)
 
     def from_core(self, game: GameState) -> State:
@@ -378,7 +375,9 @@ class Carnac:
         placed_here = is_place & (squares == square)
         origin_here = is_tilt & (squares == origin)
         covered_here = is_tilt & ((squares == first) | (squares == second))
-        cells = jnp.where(placed_here, top, jnp.where(origin_here, 0, jnp.where(covered_here, tilt_colour, state._cells)))
+        cells = jnp.where(
+            placed_here, top, jnp.where(origin_here, 0, jnp.where(covered_here, tilt_colour, state._cells))
+        )
         kinds = jnp.where(
             placed_here, STANDING, jnp.where(origin_here, EMPTY, jnp.where(covered_here, LYING, state._kinds))
         )

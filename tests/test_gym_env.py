@@ -1,0 +1,286 @@
+"""The single-agent Gymnasium env carnac_env/Carnac-v0 (carnac_env.gym_env)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from carnac_env.core import GameState, legal_mask, observation_planes
+from carnac_env.core.game import RESPOND
+from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.gym_env import ENV_ID, CarnacEnv, RandomOpponent, make_opponent, register_envs
+
+register_envs()
+
+
+class Decliner:
+    """Always declines; otherwise places on the first empty square."""
+
+    def act(self, env) -> int:
+        game = env.unwrapped.game
+        legal = game.legal_actions()
+        return legal[-1] if game.phase == RESPOND else legal[0]
+
+
+class Tilter:
+    """Tilts whenever it can; otherwise places on the last empty square with orientation 0."""
+
+    def act(self, env) -> int:
+        game = env.unwrapped.game
+        legal = game.legal_actions()
+        if game.phase == RESPOND:
+            return legal[0]
+        return max(a for a in legal if a % 4 == 0)
+
+
+class Illegal:
+    def act(self, env) -> int:
+        return -5
+
+
+def play(env: CarnacEnv, seed: int, pick=None):
+    """Play one episode with a seeded random learner; return the transitions."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    out = [(obs, info)]
+    done = False
+    while not done:
+        legal = np.flatnonzero(info["action_mask"])
+        action = int(legal[rng.integers(len(legal))]) if pick is None else pick(legal)
+        obs, reward, done, truncated, info = env.step(action)
+        assert not truncated
+        out.append((obs, reward, done, info))
+    return out
+
+
+@pytest.mark.parametrize("seat", [0, 1, "random"])
+@pytest.mark.parametrize("board", ["small", "medium"])
+def test_check_env_passes(seat, board: str, capsys) -> None:
+    env = gym.make(ENV_ID, board=board, seat=seat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any checker warning fails the test
+        check_env(env.unwrapped)
+    capsys.readouterr()
+
+
+def test_registration_is_idempotent_and_passes_kwargs() -> None:
+    register_envs()
+    env = gym.make(ENV_ID, board="petit_menec", seat=1, opponent="random")
+    assert env.spec.id == ENV_ID
+    assert env.observation_space.shape == (6, 6, 9) and env.observation_space.dtype == np.int8
+    assert env.action_space.n == 6 * 6 * 4 + 5
+    env.reset(seed=0)
+    assert env.unwrapped.seat == 1
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_every_observation_is_the_learners_turn_and_matches_the_core(seat: int) -> None:
+    env = CarnacEnv("small", seat=seat)
+    for seed in range(5):
+        episode = play(env, seed)
+        obs, info = episode[0]
+        game = env.game
+        for transition in episode[1:]:
+            obs, reward, done, info = transition
+            if not done:
+                assert reward == 0.0
+                assert (obs[..., 7] == 1).all()
+        assert env.game.is_over
+        assert reward == env.game.result().reward(seat)
+        np.testing.assert_array_equal(obs, observation_planes(game, seat))
+        assert not info["action_mask"].any() and not env.action_masks().any()
+        assert info["winner"] in ("player_0", "player_1", None)
+        assert info["dolmens"] == list(env.game.result().dolmens[seat]) and "score" in info
+
+
+def test_mask_in_info_and_action_masks_agree_with_the_core() -> None:
+    env = CarnacEnv("small", seat=1)
+    obs, info = env.reset(seed=1)
+    for _ in range(15):
+        mask = env.action_masks()
+        assert mask.dtype == bool
+        np.testing.assert_array_equal(info["action_mask"], mask)
+        np.testing.assert_array_equal(mask, legal_mask(env.game, 1).astype(bool))
+        np.testing.assert_array_equal(obs, observation_planes(env.game, 1))
+        assert env.game.to_act == 1
+        obs, _, done, _, info = env.step(int(np.flatnonzero(mask)[0]))
+        if done:
+            break
+
+
+def test_white_learner_starts_after_reds_first_placement() -> None:
+    env = CarnacEnv("medium", seat=1)
+    obs, _info = env.reset(seed=0)
+    game = env.game
+    assert game.to_act == 1 and game.supply == 27
+    assert (obs[..., 2].sum(), obs[..., 1].sum() + obs[..., 0].sum()) == (1, 1)
+
+
+def test_learner_places_again_after_the_opponent_declines() -> None:
+    env = CarnacEnv("medium", opponent=Decliner(), seat=0)
+    env.reset(seed=0)
+    b = env.board
+    for k in range(5):
+        square = 2 * b.cols + 2 * k
+        _obs, _reward, _done, _, _info = env.step(square * 4)  # tiltable in the open
+        assert env.game.to_act == 0 and env.game.phase == 0  # declined: Red places again
+        assert env.game.kinds[square] == 1
+        assert env.game.supply == 28 - (k + 1)
+
+
+def test_opponent_tilts_then_places_before_the_learner_responds() -> None:
+    env = CarnacEnv("medium", opponent=Tilter(), seat=0)
+    env.reset(seed=0)
+    env.step((3 * 10 + 4) * 4)  # Red places d4-ish in the open; White tilts it, then places
+    game = env.game
+    assert len(game.lying) == 1
+    assert game.supply == 26
+    assert game.to_act == 0 and game.phase == RESPOND  # Red responds to White's placement
+    assert env.action_masks()[-1]  # decline is legal
+
+
+def test_same_seed_same_episode() -> None:
+    env = CarnacEnv("small", seat="random")
+    first = play(env, 7)
+    again = play(env, 7)
+    assert len(first) == len(again)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a[0], b[0])
+    seats = {CarnacEnv("small", seat="random").reset(seed=s)[1]["seat"] for s in range(20)}
+    assert seats == {0, 1}
+
+
+def test_spec_opponents_are_reseeded_at_reset() -> None:
+    pytest.importorskip("carnac_env.agents")
+    env = CarnacEnv("small", opponent="random", seat=1)
+    starts = [env.reset(seed=3)[0] for _ in range(2)]
+    np.testing.assert_array_equal(*starts)
+    greedy = CarnacEnv("small", opponent="greedy", seat=0)
+    episode = play(greedy, 0)
+    assert episode[-1][2]
+
+
+def test_illegal_action_loses_by_default_and_changes_nothing() -> None:
+    env = CarnacEnv("small", seat=0)
+    env.reset(seed=0)
+    env.step(0)
+    before = env.game.copy()
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _obs, reward, done, truncated, info = env.step(illegal)
+    assert (reward, done, truncated) == (-1.0, True, False)
+    assert "is illegal" in info["illegal_action"]
+    assert env.game == before
+    assert not env.action_masks().any()
+    with pytest.raises(CarnacError, match="reset"):
+        env.step(0)
+
+
+def test_illegal_action_raises_when_asked() -> None:
+    env = CarnacEnv("small", seat=0, illegal_action="raise")
+    env.reset(seed=0)
+    env.step(0)
+    before = env.game.copy()
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with pytest.raises(IllegalActionError, match=f"action {illegal}"):
+        env.step(illegal)
+    assert env.game == before
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+
+@pytest.mark.parametrize("bad", [-1, 10**6, 2.5, "a1", None, True])
+def test_actions_outside_the_space_raise(bad) -> None:
+    env = CarnacEnv("small")
+    env.reset(seed=0)
+    before = env.game.copy()
+    with pytest.raises(CarnacError, match="action space"):
+        env.step(bad)
+    assert env.game == before
+
+
+def test_numpy_integer_actions_are_accepted() -> None:
+    env = CarnacEnv("small")
+    env.reset(seed=0)
+    env.step(np.int64(0))
+    env.step(np.array(int(np.flatnonzero(env.action_masks())[0])))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"seat": 2}, "seat"),
+        ({"seat": True}, "seat"),
+        ({"seat": "white"}, "seat"),
+        ({"opponent": 42}, "opponent"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"board": "atlantis"}, "unknown board"),
+        ({"render_mode": "rgb"}, "render_mode"),
+    ],
+)
+def test_bad_arguments(kwargs: dict, fragment: str) -> None:
+    with pytest.raises(CarnacError, match=fragment):
+        CarnacEnv(**kwargs)
+
+
+def test_bad_reset_options() -> None:
+    env = CarnacEnv("small")
+    with pytest.raises(CarnacError, match="reset option"):
+        env.reset(options={"colour": 1})
+    with pytest.raises(CarnacError, match="seat"):
+        env.reset(options={"seat": 3})
+
+
+def test_reset_options_moves_and_seat() -> None:
+    env = CarnacEnv("small", seat=0, opponent=Decliner())
+    _, info = env.reset(options={"moves": [0], "seat": 1})
+    assert info["seat"] == 1
+    assert env.game.to_act == 1 and env.game.kinds[0] == 1
+    _obs, info = env.reset()
+    assert info["seat"] == 0 and env.game.supply == 28
+
+
+def test_an_opponent_that_plays_illegally_is_reported() -> None:
+    env = CarnacEnv("small", opponent=Illegal(), seat=1)
+    with pytest.raises(CarnacError, match="opponent"):
+        env.reset(seed=0)
+
+
+def test_fallback_random_opponent_without_the_agents_module(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "carnac_env.agents", None)
+    opponent = make_opponent("random", seed=3)
+    assert isinstance(opponent, RandomOpponent)
+    with pytest.raises(CarnacError, match="agents"):
+        make_opponent("greedy")
+    env = CarnacEnv("small", seat=1)
+    assert isinstance(env.opponent, RandomOpponent)
+    first = play(env, 5)
+    again = play(env, 5)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_random_opponent_plays_legal_moves() -> None:
+    opponent = RandomOpponent(0)
+
+    class Holder:
+        unwrapped = None
+
+    holder = Holder()
+    state = GameState("small")
+    holder.unwrapped = type("U", (), {"game": state})()
+    for _ in range(30):
+        if state.is_over:
+            break
+        state.apply(opponent.act(holder))
+
+
+def test_render_ansi() -> None:
+    env = CarnacEnv("small", render_mode="ansi")
+    env.reset(seed=0)
+    text = env.render()
+    assert "Supply" in text
+    env.close()
