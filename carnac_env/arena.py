@@ -252,7 +252,8 @@ def bradley_terry(
     draw(s) so that a perfect record has a finite rating. The strengths maximise the
     likelihood (:func:`_fit`, Newton's method), are centred on a mean of 0 and scaled to Elo
     (400 / ln 10 per unit). The interval is the 2.5 and 97.5 percentiles over ``resamples``
-    refits in which each pair's games are resampled with replacement (seeded by ``seed``).
+    refits on a parametric bootstrap (seeded by ``seed``): each pair's games drawn again from
+    the fitted model, with draws at the pair's observed rate.
     """
     import numpy as np
 
@@ -267,7 +268,8 @@ def bradley_terry(
         return wins
 
     base = [(index[p["a"]], index[p["b"]], p["wins_a"], p["wins_b"], p["draws"]) for p in pairs]
-    theta = _fit(matrix(base)) * ELO_PER_UNIT
+    fitted = _fit(matrix(base))
+    theta = fitted * ELO_PER_UNIT
     rng = np.random.default_rng(seed)
     samples = []
     for _ in range(resamples):
@@ -275,16 +277,24 @@ def bradley_terry(
         for i, j, wa, wb, d in base:
             total = wa + wb + d
             if total:
-                wa2, wb2, d2 = rng.multinomial(total, [wa / total, wb / total, d / total])
+                # a parametric bootstrap: the pair's games again, drawn from the fitted model
+                # (draws at the pair's observed rate), so a perfect record still varies
+                p_a = 1.0 / (1.0 + math.exp(fitted[j] - fitted[i]))
+                rate = d / total
+                wa2, wb2, d2 = rng.multinomial(total, [(1 - rate) * p_a, (1 - rate) * (1 - p_a), rate])
             else:
                 wa2 = wb2 = d2 = 0
             rows.append((i, j, wa2, wb2, d2))
         samples.append(_fit(matrix(rows)) * ELO_PER_UNIT)
     low, high = np.percentile(np.array(samples), [2.5, 97.5], axis=0) if samples else (theta, theta)
     return {
-        name: {"elo": round(float(theta[i]), 1), "ci_low": round(float(low[i]), 1), "ci_high": round(float(high[i]), 1)}
-        for name, i in index.items()
+        name: {"elo": _tidy(theta[i]), "ci_low": _tidy(low[i]), "ci_high": _tidy(high[i])} for name, i in index.items()
     }
+
+
+def _tidy(value: float) -> float:
+    """One decimal, and never a negative zero."""
+    return round(float(value), 1) + 0.0
 
 
 def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, Any]:
@@ -321,7 +331,8 @@ def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, A
         "rating_method": (
             "Bradley-Terry maximum likelihood (Newton iterations in numpy), draws as half wins, "
             f"{PRIOR_DRAWS:g} virtual draw per pair, Elo scale 400/ln10, mean 0; "
-            f"95% interval from {BOOTSTRAP} seeded bootstrap resamples of each pair's games"
+            f"95% interval from {BOOTSTRAP} refits on a seeded parametric bootstrap (each pair's games "
+            "drawn again from the fitted model, draws at the observed rate)"
         ),
     }
 
@@ -354,7 +365,7 @@ def format_table(results: dict[str, Any]) -> str:
         s, r = results["standings"][a], results["ratings"][a]
         lines.append(
             a.ljust(width) + f"{s['games']:>7}{s['wins']:>7}{s['draws']:>7}{s['losses']:>8}"
-            f"{r['elo']:>9.0f}   [{r['ci_low']:.0f}, {r['ci_high']:.0f}]"
+            f"{round(r['elo']):>9d}   [{round(r['ci_low'])}, {round(r['ci_high'])}]"
         )
     return "\n".join(lines)
 

@@ -212,14 +212,19 @@ def train(args: argparse.Namespace) -> Path:
         verbose=0,
     )
     curve = []
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
 
     def evaluate() -> None:
         rates = win_rate_vs_random(model, args.board, args.eval_games, seed=10_000 + len(curve) * args.eval_games)
-        point = {"timesteps": model.num_timesteps, "seconds": round(time.perf_counter() - start, 1), **rates}
+        point = {
+            "timesteps": model.num_timesteps,
+            "seconds": round(time.perf_counter() - start, 1),
+            "cpu_seconds": round(time.process_time() - cpu_start, 1),  # this process's CPU time
+            **rates,
+        }
         curve.append(point)
         print(
-            f"steps {point['timesteps']:>8}  {point['seconds']:>7.1f}s  "
+            f"steps {point['timesteps']:>8}  {point['seconds']:>7.1f}s (CPU {point['cpu_seconds']:>6.1f}s)  "
             f"vs random: win {rates['win']:.1%}  draw {rates['draw']:.1%}  loss {rates['loss']:.1%}",
             flush=True,
         )

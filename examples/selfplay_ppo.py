@@ -277,7 +277,7 @@ def train(args: argparse.Namespace) -> Path:
     step = games.reset()
     pending: list[list[tuple]] = [[] for _ in range(args.envs)]
     log = []
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     total_decisions = total_games = 0
     print(f"self-play PPO on {board.name}: {args.envs} games at once, {args.minutes} minutes or {args.updates} updates")
     for update in range(1, args.updates + 1):
@@ -288,11 +288,15 @@ def train(args: argparse.Namespace) -> Path:
             batch = augment_batch(batch, board, net)
         losses = ppo_update(net, optimiser, batch, args)
         elapsed = time.perf_counter() - start
-        point = {"update": update, "seconds": round(elapsed, 1), "games": total_games, **info, **losses}
+        cpu = round(time.process_time() - cpu_start, 1)  # this process's CPU time (the machine may be shared)
+        point = {"update": update, "seconds": round(elapsed, 1), "cpu_seconds": cpu, "games": total_games}
+        point.update(info)
+        point.update(losses)
         if update == 1 or update % args.print_every == 0:
             point["win_vs_random"] = win_rate_vs_random(net, board, args.eval_games, seed=update)
             print(
-                f"update {update:>4}  {elapsed:>6.0f}s  games {total_games:>7}  decisions {total_decisions:>8}  "
+                f"update {update:>4}  {elapsed:>6.0f}s (CPU {cpu:>5.0f}s)  games {total_games:>7}  "
+                f"decisions {total_decisions:>8}  "
                 f"entropy {losses['entropy']:.2f}  value loss {losses['value']:.3f}  "
                 f"Red wins {info['red_win_share']:.0%}  vs random: win {point['win_vs_random']:.0%}",
                 flush=True,

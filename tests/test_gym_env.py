@@ -74,8 +74,10 @@ def test_registration_is_idempotent_and_passes_kwargs() -> None:
     assert env.spec.id == ENV_ID
     assert env.observation_space.shape == (6, 6, 9) and env.observation_space.dtype == np.int8
     assert env.action_space.n == 6 * 6 * 4 + 5
-    env.reset(seed=0)
+    _, info = env.reset(seed=0)
     assert env.unwrapped.seat == 1
+    # sb3-contrib reaches action_masks() through the wrappers with get_wrapper_attr
+    np.testing.assert_array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"])
 
 
 @pytest.mark.parametrize("seat", [0, 1])
