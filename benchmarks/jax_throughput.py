@@ -13,7 +13,9 @@ and batch size is timed ``--repeats`` times after one warm-up call (which also c
 the table shows the median and the ratios to Pgx's othello and connect_four at the same
 batch size, measured in the same run. The batched engine (``carnac_env.batch.BatchGame``,
 when present, with its numba and numpy backends as available) plays the same random legal
-games with its own auto-reset and sampler, on the CPU, outside JAX.
+games with its own auto-reset and sampler, on the CPU, outside JAX (at most
+``--batch-steps`` steps per timed call: at batch 131,072 its numpy backend would otherwise
+take minutes per call).
 
     python benchmarks/jax_throughput.py                                   # GPU: the full run
     python benchmarks/jax_throughput.py --batch-sizes 1024,16384 --steps 20 --repeats 3   # a CPU
@@ -124,6 +126,9 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="1024,16384,131072", help="comma-separated batch sizes")
     parser.add_argument("--steps", type=int, default=200, help="steps per game per timed call (the scan length)")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per engine and batch size")
+    parser.add_argument(
+        "--batch-steps", type=int, default=20, help="at most this many steps per timed call for the BatchGame rows"
+    )
     parser.add_argument("--board", default="medium", help="the Carnac board")
     parser.add_argument(
         "--engines",
@@ -156,7 +161,7 @@ def main() -> None:
     for batch in batches:
         runners = {name: jax_runner(env, batch, args.steps) for name, env in envs.items()}
         if "batch" in engines:
-            runners.update(batch_runners(args.board, batch, args.steps))
+            runners.update(batch_runners(args.board, batch, min(args.steps, args.batch_steps)))
         times: dict[str, list[float]] = {name: [] for name in runners}
         for _ in range(args.repeats):  # interleaved: the machine's load drifts
             for name, runner in runners.items():

@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from carnac_env.errors import CarnacError
 
@@ -205,11 +205,12 @@ def _names(args: argparse.Namespace) -> tuple[str, str]:
     return ("you", args.opponent) if args.seat == 0 else (args.opponent, "you")
 
 
-def _legal_moves_text(env: object) -> str:
+def _legal_moves_text(env: Any) -> str:
+    """The legal moves of the player to act, in notation, grouped for reading."""
     from carnac_env.core.game import RESPOND
 
-    game = env.game  # type: ignore[attr-defined]
-    texts = [env.action_to_text(a) for a in game.legal_actions()]  # type: ignore[attr-defined]
+    game = env.game
+    texts = [env.action_to_text(a) for a in game.legal_actions()]
     if game.phase == RESPOND:
         head = "Tilt the megalith just placed, or decline:"
         return head + "\n  " + "  ".join(texts)
@@ -224,8 +225,8 @@ def _legal_moves_text(env: object) -> str:
     return head + "\n  " + " ".join(squares)
 
 
-def _result_line(result: object, names: tuple[str, str]) -> str:
-    winner = result.winner  # type: ignore[attr-defined]
+def _result_line(result: Any, names: tuple[str, str]) -> str:
+    winner = result.winner
     if winner is None:
         return "A draw."
     return f"{SEAT_NAMES[winner]} ({names[winner]}) wins."
@@ -292,6 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into a pager or `head` that quit early
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -86,9 +86,10 @@ _MODELS: dict[str, Any] = {}
 
 def load_model(path: str) -> Any:
     """Load a saved MaskablePPO model once per process (the arena builds a fresh agent per game)."""
-    if path not in _MODELS:
-        _MODELS[path] = MaskablePPO.load(path, device="cpu")
-    return _MODELS[path]
+    key = os.path.abspath(path)
+    if key not in _MODELS:
+        _MODELS[key] = MaskablePPO.load(key, device="cpu")
+    return _MODELS[key]
 
 
 class MaskablePPOAgent:
@@ -164,8 +165,11 @@ def make_env(board: str, seat: Any, seed: int, shaping: float = 0.0, gamma: floa
 
 
 def win_rate_vs_random(model: Any, board: str, games: int, seed: int) -> dict[str, float]:
-    """Play ``games`` games against random play, seats alternating; greedy choice from the policy."""
-    wins = draws = 0
+    """Play ``games`` games against random play, seats alternating; greedy choice from the policy.
+
+    Returns the shares of wins, draws and losses, and the win rates as Red and as White.
+    """
+    results = []
     for i in range(games):
         env = gym.make("carnac_env/Carnac-v0", board=board, opponent="random", seat=i % 2)
         obs, info = env.reset(seed=seed + i)
@@ -174,10 +178,16 @@ def win_rate_vs_random(model: Any, board: str, games: int, seed: int) -> dict[st
             action, _ = model.predict(obs, action_masks=info["action_mask"].astype(bool), deterministic=True)
             obs, reward, terminated, truncated, info = env.step(int(action))
             done = terminated or truncated
-        wins += reward > 0
-        draws += reward == 0
+        results.append(reward)
         env.close()
-    return {"win": wins / games, "draw": draws / games, "loss": (games - wins - draws) / games}
+    r = np.array(results)
+    return {
+        "win": float((r > 0).mean()),
+        "draw": float((r == 0).mean()),
+        "loss": float((r < 0).mean()),
+        "win_as_red": float((r[0::2] > 0).mean()),
+        "win_as_white": float((r[1::2] > 0).mean()) if games > 1 else float("nan"),
+    }
 
 
 def train(args: argparse.Namespace) -> Path:
@@ -225,7 +235,8 @@ def train(args: argparse.Namespace) -> Path:
         curve.append(point)
         print(
             f"steps {point['timesteps']:>8}  {point['seconds']:>7.1f}s (CPU {point['cpu_seconds']:>6.1f}s)  "
-            f"vs random: win {rates['win']:.1%}  draw {rates['draw']:.1%}  loss {rates['loss']:.1%}",
+            f"vs random: win {rates['win']:.1%}  draw {rates['draw']:.1%}  loss {rates['loss']:.1%}  "
+            f"(wins as Red {rates['win_as_red']:.0%}, as White {rates['win_as_white']:.0%})",
             flush=True,
         )
 
@@ -242,22 +253,31 @@ def train(args: argparse.Namespace) -> Path:
     return path
 
 
-def arena(model_path: Path, args: argparse.Namespace) -> None:
-    """Enter the saved model in the arena against random and greedy."""
+def arena(model_path: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Enter the saved model in the arena against random and greedy; returns results.json.
+
+    The arena runs inside the output folder so that the model's spec (its name in the tables)
+    stays short: ``sb3_maskable_ppo.MaskablePPOAgent:path=model.zip``.
+    """
     from carnac_env.arena import run_arena
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # so workers can import this module by name
-    spec = f"sb3_maskable_ppo.MaskablePPOAgent:path={model_path}"
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # so the spec's module imports by name
+    spec = f"sb3_maskable_ppo.MaskablePPOAgent:path={model_path.name}"
     print(f"arena on {args.board}: the model against random and greedy, {args.arena_games} games per pair")
-    run_arena(
-        [spec, "random", "greedy"],
-        Path(args.out) / "arena",
-        board=args.board,
-        games=args.arena_games,
-        seed=args.seed,
-        workers=1,
-        progress=not SMOKE,
-    )
+    previous = os.getcwd()
+    os.chdir(model_path.parent)
+    try:
+        return run_arena(
+            [spec, "random", "greedy"],
+            "arena",
+            board=args.board,
+            games=args.arena_games,
+            seed=args.seed,
+            workers=1,
+            progress=not SMOKE,
+        )
+    finally:
+        os.chdir(previous)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

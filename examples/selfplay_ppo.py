@@ -132,13 +132,14 @@ class SelfPlayAgent:
 
     def act(self, env: Any) -> int:
         """The policy's choice for ``env.agent_selection``."""
-        if self.path not in _NETS:
-            _NETS[self.path] = PolicyValueNet.load(self.path)
+        key = os.path.abspath(self.path)
+        if key not in _NETS:
+            _NETS[key] = PolicyValueNet.load(key)
         seen = env.observe(env.agent_selection)
         planes = torch.as_tensor(seen["observation"][None])
         mask = torch.as_tensor(seen["action_mask"][None].astype(bool))
         with torch.no_grad():
-            logits, _ = _NETS[self.path](planes, mask)
+            logits, _ = _NETS[key](planes, mask)
         if self.sample:
             return int(torch.distributions.Categorical(logits=logits).sample(generator=self.generator)[0])
         return int(logits.argmax(-1)[0])
@@ -313,22 +314,33 @@ def train(args: argparse.Namespace) -> Path:
 
 
 def arena(path: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """The trained policy against random, greedy and MCTS in the arena; returns results.json."""
+    """The trained policy against random, greedy and MCTS in the arena; returns results.json.
+
+    The arena runs inside the output folder so that the policy's spec (its name in the tables)
+    stays short: ``selfplay_ppo.SelfPlayAgent:path=policy.pt``.
+    """
     from carnac_env.arena import run_arena
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # so the spec's module imports by name
-    spec = f"selfplay_ppo.SelfPlayAgent:path={path}"
+    examples = str(Path(__file__).resolve().parent)
+    sys.path.insert(0, examples)  # so the spec's module imports by name, here and in arena workers
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [examples, os.environ.get("PYTHONPATH")]))
+    spec = f"selfplay_ppo.SelfPlayAgent:path={path.name}"
     opponents = ["random", "greedy", args.mcts]
     print(f"arena on {args.board}: the policy against {', '.join(opponents)}, {args.arena_games} games per pair")
-    return run_arena(
-        [spec, *opponents],
-        Path(args.out) / "arena",
-        board=args.board,
-        games=args.arena_games,
-        seed=args.seed,
-        workers=args.workers,
-        progress=not SMOKE,
-    )
+    previous = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        return run_arena(
+            [spec, *opponents],
+            "arena",
+            board=args.board,
+            games=args.arena_games,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not SMOKE,
+        )
+    finally:
+        os.chdir(previous)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

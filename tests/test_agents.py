@@ -248,3 +248,11 @@ def test_mcts_finds_an_immediate_dolmen_on_the_last_megalith() -> None:
     action = MCTSAgent(seed=0, sims=400).choose(state)
     after = _after(state, action)
     assert after.is_over and after.result().winner == 0
+
+
+def test_mcts_time_budget() -> None:
+    state = GameState("small")
+    agent = make("mcts:seconds=0.05:width=0", seed=1)
+    assert agent.choose(state) in state.legal_actions()
+    assert agent.last_sims >= 16
+    assert agent.spec == "mcts:seconds=0.05:width=0"

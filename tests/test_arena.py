@@ -179,14 +179,12 @@ def test_killed_arena_resumes_to_the_same_files(tmp_path: Path) -> None:
         if games.exists() and games.read_text().count("\n") >= 4:
             break
         time.sleep(0.02)
-    killed = process.poll() is None
-    if killed:
-        os.killpg(process.pid, signal.SIGKILL)
+    assert process.poll() is None, "the arena finished before it could be killed"
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
-    if killed:
-        assert not (interrupted / "results.json").exists()
-        partial = games.read_text().count("\n")
-        assert 4 <= partial < 18
+    assert not (interrupted / "results.json").exists()
+    partial = games.read_text().count("\n")
+    assert 4 <= partial < 18
     subprocess.run(_arena_command(interrupted, 2), check=True, capture_output=True, timeout=600)
     for name in ("games.jsonl", "results.json", "arena.json"):
         assert (interrupted / name).read_bytes() == (reference / name).read_bytes(), name

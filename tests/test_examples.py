@@ -20,6 +20,15 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+def import_example(name: str):
+    """Import ``examples/name.py`` as a module."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(EXAMPLES))
+
+
 def run_example(name: str, args: list[str], cwd: Path, needs: list[str], timeout: int = 600) -> str:
     """Run ``examples/name`` with ``args`` in smoke mode; return its output (skip if a module is missing)."""
     missing = [m for m in needs if importlib.util.find_spec(m) is None]
@@ -39,6 +48,7 @@ def run_example(name: str, args: list[str], cwd: Path, needs: list[str], timeout
     return output
 
 
+@pytest.mark.slow
 def test_sb3_maskable_ppo_with_shaping(tmp_path):
     output = run_example(
         "sb3_maskable_ppo.py", ["--no-arena", "--shaping", "0.1", "--out", "run"], tmp_path, ["torch", "sb3_contrib"]
@@ -56,12 +66,9 @@ def test_sb3_shaping_sums_to_the_result():
     """The potential-based shaping adds terms that cancel over a game: the return is the result."""
     if importlib.util.find_spec("sb3_contrib") is None:
         pytest.skip("needs sb3-contrib")
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        import numpy as np
-        import sb3_maskable_ppo
-    finally:
-        sys.path.remove(str(EXAMPLES))
+    import numpy as np
+
+    sb3_maskable_ppo = import_example("sb3_maskable_ppo")
     for seed in range(3):
         env = sb3_maskable_ppo.make_env("small", "random", seed, shaping=0.5, gamma=1.0)
         _, info = env.reset(seed=seed)
@@ -76,6 +83,39 @@ def test_sb3_shaping_sums_to_the_result():
         assert total == pytest.approx(result)
 
 
+def test_selfplay_update_survives_a_one_sample_minibatch():
+    """A batch one longer than a multiple of the minibatch once turned the weights into NaN."""
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("needs torch")
+    import argparse
+
+    import numpy as np
+    import torch
+
+    from carnac_env.batch import BatchGame
+
+    selfplay = import_example("selfplay_ppo")
+    games = BatchGame("small", num_envs=65, seed=0)
+    step = games.reset()
+    net = selfplay.PolicyValueNet(5, 8, 28, channels=4, hidden=16)
+    actions = games.sample_actions()
+    with torch.no_grad():
+        logits, _ = net(torch.as_tensor(step.observation), torch.as_tensor(step.action_mask))
+    logp = torch.distributions.Categorical(logits=logits).log_prob(torch.as_tensor(actions)).numpy()
+    batch = {
+        "planes": step.observation,
+        "mask": step.action_mask,
+        "action": actions.astype(np.int64),
+        "logp": logp.astype(np.float32),
+        "return": np.where(np.arange(65) % 2, 1.0, -1.0).astype(np.float32),
+    }
+    args = argparse.Namespace(epochs=2, minibatch=64, clip=0.2, ent_coef=0.01)
+    stats = selfplay.ppo_update(net, torch.optim.Adam(net.parameters(), lr=1e-3), batch, args)
+    assert all(np.isfinite(v) for v in stats.values())
+    assert all(torch.isfinite(p).all() for p in net.parameters())
+
+
+@pytest.mark.slow
 def test_selfplay_ppo_with_augmentation(tmp_path):
     output = run_example(
         "selfplay_ppo.py", ["--no-arena", "--augment", "--board", "petit_menec", "--out", "run"], tmp_path, ["torch"]
@@ -86,16 +126,19 @@ def test_selfplay_ppo_with_augmentation(tmp_path):
     assert "saved" in output
 
 
+@pytest.mark.slow
 def test_tianshou_dqn(tmp_path):
     output = run_example("tianshou_dqn.py", [], tmp_path, ["torch", "tianshou"])
     assert "after training: learner's mean reward vs random" in output
 
 
+@pytest.mark.slow
 def test_torchrl_ppo(tmp_path):
     output = run_example("torchrl_ppo.py", [], tmp_path, ["torch", "torchrl"])
     assert "games ended; the learner won" in output
 
 
+@pytest.mark.slow
 def test_rllib_ppo(tmp_path):
     output = run_example("rllib_ppo.py", [], tmp_path, ["torch", "ray"])
     assert "iteration 1:" in output

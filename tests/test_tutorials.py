@@ -88,7 +88,11 @@ def test_block_extraction():
     ]
 
 
-@pytest.mark.parametrize("name", sorted(NEEDS))
+#: the tutorials that train networks (a minute or two each, even with smoke budgets)
+SLOW = {"train-maskable-ppo.md", "self-play.md"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(NEEDS)])
 def test_tutorial_runs(name, tmp_path):
     missing = [m for m in NEEDS[name] if importlib.util.find_spec(m) is None]
     if missing:

@@ -249,7 +249,7 @@ register(
         "seconds": (float, 0.0, "seconds per move instead of sims"),
         "c": (float, 1.0, "UCB exploration constant"),
         "width": (int, 8, "search only the N best root actions by greedy's values; 0 all"),
-        "rollout": (str, "random", "random playouts, or 'eval': the greedy evaluation at the leaf"),
+        "rollout": (str, "random", "random playouts; 'own': own colour on top; 'eval': greedy evaluation of the leaf"),
     },
     "UCT with random rollouts on the rules core",
 )

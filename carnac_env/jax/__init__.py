@@ -1,11 +1,13 @@
 """Carnac in JAX: a pure-functional engine for ``jit``/``vmap`` self-play, shaped like Pgx.
 
->>> import jax
+>>> import jax, jax.numpy as jnp
 >>> from carnac_env.jax import Carnac
 >>> env = Carnac(board="medium")
 >>> init, step = jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
 >>> state = init(jax.random.split(jax.random.PRNGKey(0), 1024))   # 1,024 games at once
->>> state = step(state, actions)                                   # actions: (1024,) int32
+>>> state = step(state, jnp.zeros(1024, dtype=jnp.int32))         # each places on a1
+>>> state.current_player[:3]
+Array([1, 1, 1], dtype=int32)
 
 The state carries ``current_player``, ``observation`` (the planes of
 :func:`carnac_env.core.observation.observation_planes`, seen by the player to act),
