@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seat", type=int, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White")
     play.add_argument("--seed", type=int, default=0, help="the opponent's seed")
     play.add_argument("--save", default=None, help="where to save the game record (default carnac-game-TIME.json)")
-    play.add_argument("--gui", action="store_true", help="play in a window (needs the render extra)")
+    play.add_argument("--gui", action="store_true", help="play in a window (needs the gui extra)")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours")
 
     replay = sub.add_parser(
@@ -142,10 +142,8 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     opponent = make(args.opponent, seed=args.seed)
     save = args.save or time.strftime("carnac-game-%Y%m%d-%H%M%S.json")
     if args.gui:
-        try:
-            from carnac_env.render.gui import play_gui
-        except ImportError as err:
-            raise CarnacError(f"--gui needs the graphical front end (pip install 'carnac-env[gui]'): {err}") from None
+        from carnac_env.render.gui import play_gui  # a missing gui extra raises CarnacError naming it
+
         record = play_gui(board, args.opponent, args.seat, save, args.seed)
         if record is not None and record.result is not None:
             print(_result_line(record.result, _names(args)))
@@ -250,10 +248,8 @@ def cmd_replay(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     record = GameRecord.load(path, line=line)
     record.replay()  # checks every move and the stored result
     if args.gif or args.mp4:
-        try:
-            from carnac_env.render.animate import write_animation
-        except ImportError as err:
-            raise CarnacError(f"--gif/--mp4 need the render extra (pip install 'carnac-env[render]'): {err}") from None
+        from carnac_env.render.animate import write_animation  # a missing extra raises CarnacError naming it
+
         for target in (args.gif, args.mp4):
             if target:
                 write_animation(record, target, fps=args.fps)

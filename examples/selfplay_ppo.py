@@ -244,12 +244,14 @@ def ppo_update(
         order = torch.randperm(n)
         for start in range(0, n, args.minibatch):
             idx = order[start : start + args.minibatch]
+            if len(idx) < 2:  # a 1-sample remainder has no advantage spread to normalise
+                continue
             logits, value = net(tensors["planes"][idx], tensors["mask"][idx])
             dist = torch.distributions.Categorical(logits=logits)
             logp = dist.log_prob(tensors["action"][idx])
             ret = tensors["return"][idx]
             advantage = ret - value.detach()
-            advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+            advantage = (advantage - advantage.mean()) / (advantage.std(correction=0) + 1e-8)
             ratio = torch.exp(logp - tensors["logp"][idx])
             policy_loss = -torch.min(ratio * advantage, ratio.clamp(1 - args.clip, 1 + args.clip) * advantage).mean()
             value_loss = ((value - ret) ** 2).mean()
