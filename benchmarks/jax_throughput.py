@@ -121,6 +121,69 @@ def batch_runners(board: str, batch: int, steps: int, seed: int = 0) -> dict[str
     return runners
 
 
+def label_propagation_check(board: str, batch: int, repeats: int) -> None:
+    """Why the engine keeps dolmen groups up to date instead of finding them at the end.
+
+    Plays ``batch`` random games to the end, then times one scoring pass by max-label
+    propagation (``lax.while_loop`` until no label changes, under ``vmap``, so it runs until
+    the slowest game has converged) against one full step of the engine, and prints the
+    rounds needed and the ratio.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from carnac_env.jax import Carnac
+
+    env = Carnac(board)
+    rows, cols = env.board.rows, env.board.cols
+    init, step = jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
+    pick = jax.jit(uniform_legal_action)
+    key = jax.random.PRNGKey(0)
+    state = init(jax.random.split(key, batch))
+    middle = None
+    while not bool(state.terminated.all()):
+        key, sub = jax.random.split(key)
+        state = step(state, pick(sub, state.legal_action_mask))
+        middle = state if middle is None and int(state._step_count.max()) == 10 else middle
+
+    def shift(x, dr, dc):
+        return jnp.pad(x, 1)[1 + dr : 1 + dr + rows, 1 + dc : 1 + dc + cols]
+
+    def propagate(cells):
+        grid = cells.reshape(rows, cols).astype(jnp.int32)
+        labels = jnp.where(grid > 0, jnp.arange(1, rows * cols + 1).reshape(rows, cols), 0)
+
+        def round_(carry):
+            labels, _, rounds = carry
+            new = labels
+            for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+                new = jnp.maximum(new, jnp.where(shift(grid, dr, dc) == grid, shift(labels, dr, dc), 0))
+            new = jnp.where(grid > 0, new, 0)
+            return new, jnp.any(new != labels), rounds + 1
+
+        labels, _, rounds = jax.lax.while_loop(lambda carry: carry[1], round_, (labels, True, 0))
+        return labels, rounds
+
+    propagate = jax.jit(jax.vmap(propagate))
+    _, rounds = jax.block_until_ready(propagate(state._cells))
+    actions = pick(key, middle.legal_action_mask)
+    jax.block_until_ready(step(middle, actions))
+    times = {"propagation": [], "step": []}
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(propagate(state._cells))
+        times["propagation"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        jax.block_until_ready(step(middle, actions))
+        times["step"].append(time.perf_counter() - start)
+    once, one_step = statistics.median(times["propagation"]), statistics.median(times["step"])
+    print(
+        f"{board}, batch {batch}: label propagation on finished boards needs {int(rounds.max())} rounds "
+        f"(mean {float(rounds.mean()):.1f}); one pass {once * 1e3:.2f} ms = {once / one_step:.1f}x "
+        f"one full step of the engine ({one_step * 1e3:.2f} ms)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-sizes", default="1024,16384,131072", help="comma-separated batch sizes")
@@ -135,7 +198,16 @@ def main() -> None:
         default="carnac,connect_four,othello,batch",
         help="comma-separated subset of carnac, connect_four, othello, batch (the numba and numpy BatchGame)",
     )
+    parser.add_argument(
+        "--label-propagation",
+        action="store_true",
+        help="instead: time one label-propagation scoring pass against one engine step (docs/jax.md)",
+    )
     args = parser.parse_args()
+    if args.label_propagation:
+        for batch in [int(b) for b in args.batch_sizes.split(",")]:
+            label_propagation_check(args.board, batch, args.repeats)
+        return
     batches = [int(b) for b in args.batch_sizes.split(",")]
     engines = args.engines.split(",")
 
