@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import random
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,7 +59,8 @@ class SearchAgent:
     """Base class of the built-in agents: they decide from the rules core alone.
 
     Subclasses implement :meth:`choose` on a :class:`GameState`; :meth:`act` takes an env.
-    ``seed`` seeds the agent's own random generator; :meth:`reset` re-seeds it.
+    ``seed`` seeds the agent's own random generator ``self.rng`` (a ``random.Random``);
+    :meth:`reset` re-seeds it.
     """
 
     #: The spec name (``random``, ``greedy``, ``mcts``).
@@ -66,11 +68,13 @@ class SearchAgent:
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = int(seed)
+        self.rng = random.Random(self.seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Start afresh before a game; with ``seed``, use that seed from now on."""
+        """Start afresh before a game (re-seeding ``rng``); with ``seed``, use that seed from now on."""
         if seed is not None:
             self.seed = int(seed)
+        self.rng = random.Random(self.seed)
 
     def act(self, env: Any) -> int:
         """A legal action for the player to act in ``env`` (a carnac AEC env or a GameState)."""

@@ -22,8 +22,6 @@ random choice.
 
 from __future__ import annotations
 
-import random
-
 from carnac_env.agents.base import SearchAgent, register
 from carnac_env.core.game import OVER, RESPOND, GameState
 
@@ -106,15 +104,6 @@ class GreedyAgent(SearchAgent):
     """One-move lookahead on :func:`evaluate`, minimax over the opponent's tilt/decline reply."""
 
     name = "greedy"
-
-    def __init__(self, seed: int = 0) -> None:
-        super().__init__(seed)
-        self.rng = random.Random(self.seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Re-seed the tie-break generator."""
-        super().reset(seed)
-        self.rng = random.Random(self.seed)
 
     def choose(self, state: GameState) -> int:
         """The best action by :func:`action_values`; a seeded random one among equals."""

@@ -133,7 +133,6 @@ class MCTSAgent(SearchAgent):
         self.seconds = float(seconds)
         self.c = float(c)
         self.width = int(width)
-        self.rng = random.Random(self.seed)
         #: Simulations run by the last call of :meth:`choose` (for benchmarks).
         self.last_sims = 0
 
@@ -144,11 +143,6 @@ class MCTSAgent(SearchAgent):
         extra = (f":c={self.c:g}" if self.c != 1.0 else "") + (f":width={self.width}" if self.width != 8 else "")
         extra += f":rollout={self.rollout}" if self.rollout != "random" else ""
         return f"mcts:{budget}{extra}"
-
-    def reset(self, seed: int | None = None) -> None:
-        """Re-seed the search's generator."""
-        super().reset(seed)
-        self.rng = random.Random(self.seed)
 
     def root_actions(self, state: GameState) -> list[int]:
         """The actions searched at the root: all legal ones, or the ``width`` best by greedy."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 from carnac_env.agents.base import SearchAgent, register
 from carnac_env.core.game import GameState
 
@@ -13,15 +11,6 @@ class RandomAgent(SearchAgent):
     orientations; responses: each legal tilt and decline). The same seed gives the same moves."""
 
     name = "random"
-
-    def __init__(self, seed: int = 0) -> None:
-        super().__init__(seed)
-        self.rng = random.Random(self.seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Re-seed (with ``seed``, or the agent's seed again)."""
-        super().reset(seed)
-        self.rng = random.Random(self.seed)
 
     def choose(self, state: GameState) -> int:
         """A uniformly random legal action."""

@@ -26,7 +26,6 @@ and tests drive it with synthetic pygame events under SDL's dummy video driver.
 from __future__ import annotations
 
 import copy
-import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ from carnac_env.render.image import (
     ImageRenderer,
     font,
 )
+from carnac_env.render.window import _import_pygame
 
 #: Keys (pygame key names) and what they do.
 KEYS = {
@@ -526,15 +526,6 @@ def _wrap(text: str, face: Any, width: float) -> list[str]:
     if line:
         lines.append(line)
     return lines
-
-
-def _import_pygame() -> Any:
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    try:
-        import pygame
-    except ImportError:
-        raise CarnacError("the window needs pygame: pip install 'carnac-env[gui]'") from None
-    return pygame
 
 
 class GuiApp:
