@@ -13,8 +13,10 @@ What it does:
 2. every ``--eval-every`` steps, plays ``--eval-games`` games against random play (seats
    alternating, greedy choice from the policy) and prints the learning curve: win rate
    against random over training;
-3. saves the model (``OUT/model.zip``) and the curve (``OUT/curve.json``);
-4. enters the saved model in the arena against ``random`` and ``greedy``, as the agent spec
+3. saves the final model (``OUT/model.zip``), the best checkpoint by those evaluations
+   (``OUT/best.zip``) and the curve (``OUT/curve.json``), and measures both models on
+   ``--test-games`` games that no evaluation used;
+4. enters the best checkpoint in the arena against ``random`` and ``greedy``, as the agent spec
    ``sb3_maskable_ppo.MaskablePPOAgent:path=OUT/model.zip`` (any object with
    ``act(env) -> int`` is an agent; see docs/agents.md).
 
@@ -204,10 +206,22 @@ def train(args: argparse.Namespace) -> Path:
             for i in range(args.envs)
         ]
     )
+    model: Any = None
+
+    def learning_rate(_progress_remaining: float) -> float:
+        """``--lr``, decayed linearly to a tenth over the whole run with ``--lr-decay``.
+
+        (SB3's own progress counter restarts with every ``learn`` call, and this script calls
+        ``learn`` once per evaluation, so the schedule reads the model's step count instead.)
+        """
+        if not args.lr_decay or model is None:
+            return args.lr
+        return args.lr * max(0.1, 1.0 - model.num_timesteps / args.timesteps)
+
     model = MaskablePPO(
         "MlpPolicy",
         venv,
-        learning_rate=args.lr,
+        learning_rate=learning_rate,
         n_steps=args.n_steps,
         batch_size=args.batch_size,
         n_epochs=args.epochs,
@@ -223,8 +237,9 @@ def train(args: argparse.Namespace) -> Path:
         device="cpu",
         verbose=0,
     )
-    curve = []
+    curve: list[dict[str, Any]] = []
     start, cpu_start = time.perf_counter(), time.process_time()
+    exclude = ["learning_rate", "lr_schedule"]  # the schedule refers to the model itself
 
     def evaluate() -> None:
         rates = win_rate_vs_random(model, args.board, args.eval_games, seed=10_000 + len(curve) * args.eval_games)
@@ -234,6 +249,8 @@ def train(args: argparse.Namespace) -> Path:
             "cpu_seconds": round(time.process_time() - cpu_start, 1),  # this process's CPU time
             **rates,
         }
+        if point["timesteps"] and point["win"] > max((p["win"] for p in curve if p["timesteps"]), default=-1.0):
+            model.save(out / "best.zip", exclude=exclude)  # the best checkpoint by the evaluation so far
         curve.append(point)
         print(
             f"steps {point['timesteps']:>8}  {point['seconds']:>7.1f}s (CPU {point['cpu_seconds']:>6.1f}s)  "
@@ -247,12 +264,20 @@ def train(args: argparse.Namespace) -> Path:
     while model.num_timesteps < args.timesteps:
         model.learn(min(args.eval_every, args.timesteps - model.num_timesteps), reset_num_timesteps=False)
         evaluate()
-    path = out / "model.zip"
-    model.save(path)
+    model.save(out / "model.zip", exclude=exclude)
+    # The curve wobbles by several points from one evaluation to the next, so the script keeps the
+    # best checkpoint too, and measures both on games the evaluations never used.
+    test = {}
+    for name in ("model", "best"):
+        rates = win_rate_vs_random(
+            MaskablePPO.load(out / f"{name}.zip", device="cpu"), args.board, args.test_games, 10**6
+        )
+        test[name] = rates
+        print(f"{name}.zip: {rates['win']:.1%} wins against random in {args.test_games} new games")
     settings = {k: v for k, v in vars(args).items() if k != "out"}
-    (out / "curve.json").write_text(json.dumps({"settings": settings, "curve": curve}, indent=1))
-    print(f"saved {path} and {out / 'curve.json'}")
-    return path
+    (out / "curve.json").write_text(json.dumps({"settings": settings, "curve": curve, "test": test}, indent=1))
+    print(f"saved {out / 'model.zip'}, {out / 'best.zip'} and {out / 'curve.json'}")
+    return out / "best.zip"
 
 
 def arena(model_path: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -292,12 +317,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=64 if SMOKE else 256)
     p.add_argument("--epochs", type=int, default=2 if SMOKE else 4)
     p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr-decay", action="store_true", help="decay the learning rate linearly to a tenth")
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--shaping", type=float, default=0.1, help="weight of the dolmen-count shaping (0: the result only)")
     p.add_argument("--channels", type=int, default=8 if SMOKE else 64)
     p.add_argument("--eval-every", type=int, default=1024 if SMOKE else 50_000)
     p.add_argument("--eval-games", type=int, default=4 if SMOKE else 200)
+    p.add_argument("--test-games", type=int, default=4 if SMOKE else 500, help="final games against random")
     p.add_argument("--arena-games", type=int, default=2 if SMOKE else 40, help="games per pair in the arena")
     p.add_argument("--no-arena", action="store_true", help="skip the arena evaluation")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest for this small network)")
