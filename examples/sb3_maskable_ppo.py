@@ -209,7 +209,7 @@ def train(args: argparse.Namespace) -> Path:
     model: Any = None
 
     def learning_rate(_progress_remaining: float) -> float:
-        """``--lr``, decayed linearly to a tenth over the whole run with ``--lr-decay``.
+        """``--lr``, decayed linearly to a tenth over the whole run (``--lr-decay``, the default).
 
         (SB3's own progress counter restarts with every ``learn`` call, and this script calls
         ``learn`` once per evaluation, so the schedule reads the model's step count instead.)
@@ -317,7 +317,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=64 if SMOKE else 256)
     p.add_argument("--epochs", type=int, default=2 if SMOKE else 4)
     p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--lr-decay", action="store_true", help="decay the learning rate linearly to a tenth")
+    p.add_argument(
+        "--lr-decay",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="decay the learning rate linearly to a tenth over the run (default; --no-lr-decay keeps it fixed)",
+    )
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--shaping", type=float, default=0.1, help="weight of the dolmen-count shaping (0: the result only)")
