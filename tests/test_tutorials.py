@@ -24,9 +24,9 @@ TUTORIALS = ROOT / "docs" / "tutorials"
 #: tutorial file -> modules it needs (skipped cleanly when one is missing)
 NEEDS = {
     "play-by-hand.md": [],
-    "write-an-agent.md": ["scipy", "tqdm"],
-    "train-maskable-ppo.md": ["torch", "sb3_contrib", "scipy", "tqdm"],
-    "self-play.md": ["torch", "scipy", "tqdm"],
+    "write-an-agent.md": [],
+    "train-maskable-ppo.md": ["torch", "sb3_contrib"],
+    "self-play.md": ["torch"],
 }
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S
