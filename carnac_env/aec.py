@@ -178,9 +178,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": planes, "action_mask": mask}`` for ``agent`` (fresh arrays)."""
-        player = 0 if agent == "player_0" else AGENTS.index(agent)
+        player = AGENTS.index(agent)
         tracker = self._tracker
-        mask = tracker.mask_to_act if player == self.game.to_act else tracker._zeros
+        mask = tracker.mask_to_act if player == self.game.to_act else tracker.no_actions
         return {"observation": tracker.observation(player), "action_mask": mask.copy()}
 
     def step(self, action: int | None) -> None:
@@ -231,13 +231,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     # ----------------------------------------------------------------- conveniences
     def describe_action(self, action: object) -> str:
         """``"action 123 (c4 Rns)"``: an action number with its notation for the agent to act."""
-        if (
-            isinstance(action, int | np.integer)
-            and not isinstance(action, bool)
-            and 0 <= action < self.board.num_actions
-        ):
-            return f"action {int(action)} ({action_to_text(self.board, int(action), self.game.to_act)})"
-        return f"action {action!r}"
+        return self.game.describe(action)
 
     def action_to_text(self, action: int) -> str:
         """The move notation of ``action`` for the agent to act (e.g. ``"c4 Rns"``)."""

@@ -52,7 +52,6 @@ import numpy as np
 
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import LYING, OVER, PLACE, RESPOND, STANDING, GameState
-from carnac_env.core.notation import action_to_text
 from carnac_env.core.observation import NUM_PLANES, SUPPLY, TILT_OPPONENT, TILT_OWN, TO_ACT
 from carnac_env.errors import CarnacError, IllegalActionError
 
@@ -636,12 +635,7 @@ class BatchGame:
         for i in envs[:_ERRORS_SHOWN]:
             action = int(actions[i])
             state = self.get_state(int(i))
-            reason = state.why_illegal(action)
-            if 0 <= action < self.num_actions:
-                what = f"action {action} ({action_to_text(self.board, action, state.to_act)})"
-            else:
-                what = f"action {action}"
-            parts.append(f"env {int(i)}: {what}: {reason}")
+            parts.append(f"env {int(i)}: {state.describe(action)}: {state.why_illegal(action)}")
         more = f"; and {len(envs) - _ERRORS_SHOWN} more" if len(envs) > _ERRORS_SHOWN else ""
         return (
             f"{len(envs)} illegal action(s) in the batch, no game changed: envs {envs[:20].tolist()} "

@@ -217,6 +217,17 @@ class GameState:
                 )
         return None
 
+    def describe(self, action: object) -> str:
+        """``"action 123 (c4 Rns)"``: an action number with its notation for the player to act
+        (just ``"action X"`` for a value outside the action space)."""
+        if (
+            isinstance(action, int | np.integer)
+            and not isinstance(action, bool)
+            and 0 <= action < self.board.num_actions
+        ):
+            return f"action {int(action)} ({action_to_text(self.board, int(action), self.to_act)})"
+        return f"action {action!r}"
+
     def result(self) -> Result:
         """The outcome: winner, dolmen sizes and BGA scores. Only once the game is over."""
         if self.phase != OVER:
@@ -238,7 +249,7 @@ class GameState:
         """
         reason = self.why_illegal(action)
         if reason is not None:
-            raise IllegalActionError(_describe(self, action) + " is illegal: " + reason)
+            raise IllegalActionError(self.describe(action) + " is illegal: " + reason)
         self._apply_legal(operator.index(action))
 
     def _apply_legal(self, action: int) -> None:
@@ -418,9 +429,3 @@ class GameState:
         for r in range(self.board.rows):
             out.append("".join(letters[self.cells[s], self.kinds[s]] for s in range(r * cols, (r + 1) * cols)))
         return "\n".join(out)
-
-
-def _describe(state: GameState, action: object) -> str:
-    if isinstance(action, int | np.integer) and not isinstance(action, bool) and 0 <= action < state.board.num_actions:
-        return f"action {int(action)} ({action_to_text(state.board, int(action), state.to_act)})"
-    return f"action {action!r}"

@@ -70,6 +70,11 @@ def observation_planes(state: GameState, player: int) -> np.ndarray:
     return obs.reshape(board.rows, board.cols, NUM_PLANES)
 
 
+def _place_bits(state: GameState) -> np.ndarray:
+    """The place part of the mask: the 4 orientations of every empty square."""
+    return np.repeat(np.frombuffer(bytes(state.kinds), dtype=np.uint8) == 0, 4)
+
+
 def legal_mask(state: GameState, player: int | None = None) -> np.ndarray:
     """The int8 legal-action mask (length ``rows*cols*4 + 5``).
 
@@ -80,8 +85,7 @@ def legal_mask(state: GameState, player: int | None = None) -> np.ndarray:
     if state.phase == OVER or (player is not None and player != state.to_act):
         return mask
     if state.phase == PLACE:
-        empty = np.frombuffer(bytes(state.kinds), dtype=np.uint8) == 0
-        mask[: board.squares * 4] = np.repeat(empty, 4)
+        mask[: board.squares * 4] = _place_bits(state)
     else:
         base = board.squares * 4
         for direction in state.tilt_targets():
@@ -121,12 +125,11 @@ class ObservationTracker:
         self._shape = (board.rows, board.cols, NUM_PLANES)
         self._base = board.squares * 4
         self.planes = np.stack([observation_planes(state, p).reshape(board.squares, NUM_PLANES) for p in (0, 1)])
-        self._zeros = np.zeros(board.num_actions, dtype=np.int8)
-        place = legal_mask(state) if state.phase == PLACE else self._zeros.copy()
-        if state.phase != PLACE:
-            empty = np.frombuffer(bytes(state.kinds), dtype=np.uint8) == 0
-            place[: self._base] = np.repeat(empty, 4)
-        self._place_mask = place
+        #: The all-zeros mask, for a player who is not to act (never written to).
+        self.no_actions = np.zeros(board.num_actions, dtype=np.int8)
+        # The place bits are kept whatever the phase, ready for the next placement.
+        self._place_mask = self.no_actions.copy()
+        self._place_mask[: self._base] = _place_bits(state)
         self._marked: list[int] = []
         self._pending = -1
         self._mark_pending(state)
@@ -162,7 +165,7 @@ class ObservationTracker:
         if phase == RESPOND:
             marked = [state.pending]
             planes[:, state.pending, AWAITING] = 1
-            mask = self._zeros.copy()
+            mask = self.no_actions.copy()
             for direction, (first, second, colour) in state.tilt_targets().items():
                 # Red's own-colour plane is Red's tilt plane; White sees it as the opponent's.
                 red_plane = TILT_OWN if colour == 1 else TILT_OPPONENT
@@ -177,7 +180,7 @@ class ObservationTracker:
         elif phase == PLACE:
             self.mask_to_act = self._place_mask
         else:
-            self.mask_to_act = self._zeros
+            self.mask_to_act = self.no_actions
 
     def observation(self, player: int) -> np.ndarray:
         """A fresh copy of ``player``'s observation, shape ``(rows, cols, NUM_PLANES)``."""
