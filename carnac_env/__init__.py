@@ -9,17 +9,52 @@ around it are :mod:`carnac_env.aec` (PettingZoo AEC), :mod:`carnac_env.gym_env` 
 :mod:`carnac_env.vector_env` (Gymnasium, registered on import as ``carnac_env/Carnac-v0``),
 :mod:`carnac_env.batch` (many games as arrays), :mod:`carnac_env.agents`,
 :mod:`carnac_env.arena`, :mod:`carnac_env.render` and the optional :mod:`carnac_env.jax`.
+
+Importing the package is cheap: PettingZoo and Gymnasium load only when something that
+needs them is first used (``carnac_env.env``, ``gymnasium.make``), and
+``import carnac_env.core`` loads numpy and the standard library only.
 """
 
-from carnac_env.aec import env, raw_env
-from carnac_env.core import BOARDS, Board, GameState, make_board
-from carnac_env.core.record import GameRecord
-from carnac_env.errors import CarnacError, IllegalActionError, NotationError, RecordError
-from carnac_env.gym_env import register_envs
+from __future__ import annotations
 
-register_envs()  # gymnasium.make("carnac_env/Carnac-v0", ...)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from carnac_env.errors import CarnacError, IllegalActionError, NotationError, RecordError
+from carnac_env.registration import register_envs, register_when_gymnasium_loads
+
+if TYPE_CHECKING:
+    from carnac_env.aec import env, raw_env
+    from carnac_env.core import BOARDS, Board, GameState, make_board
+    from carnac_env.core.record import GameRecord
+
+register_when_gymnasium_loads()  # gymnasium.make("carnac_env/Carnac-v0", ...)
 
 __version__ = "0.1.0"
+
+#: Attributes loaded on first use, so that the package import stays light.
+_LAZY = {
+    "env": "carnac_env.aec",
+    "raw_env": "carnac_env.aec",
+    "BOARDS": "carnac_env.core",
+    "Board": "carnac_env.core",
+    "GameState": "carnac_env.core",
+    "make_board": "carnac_env.core",
+    "GameRecord": "carnac_env.core.record",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'carnac_env' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BOARDS",

@@ -205,7 +205,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             raise IllegalActionError(f"{agent}: {self.describe_action(action)} is illegal: {reason}")
         action = int(action)
         self._cumulative_rewards[agent] = 0
-        self.game._apply_legal(action)
+        self.game.apply_unchecked(action)
         self._tracker.update(self.game, action)
         self.history.append(action)
         if self.game.phase == OVER:

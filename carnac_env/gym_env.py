@@ -36,7 +36,7 @@ action, its notation and why, and changes nothing. Mask the policy to avoid both
 ``info`` holds ``"dolmens"`` (the learner's dolmen sizes, largest first), ``"score"`` (BGA
 score) and ``"winner"`` (``"player_0"``, ``"player_1"`` or ``None``) as in the AEC env.
 
-:func:`register_envs` registers the id (the package calls it on import).
+:func:`carnac_env.registration.register_envs` registers the id (``import carnac_env`` sees to it).
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ from carnac_env.core.game import GameState
 from carnac_env.core.observation import legal_mask, observation_planes
 from carnac_env.errors import CarnacError, IllegalActionError
 
-ENV_ID = "carnac_env/Carnac-v0"
 SEATS = (0, 1, "random")
 ILLEGAL_ACTION_MODES = ("lose", "raise")
 
@@ -238,15 +237,3 @@ class CarnacEnv(gym.Env):
     def close(self) -> None:
         """Release the renderer, if any."""
         self.aec.close()
-
-
-def register_envs() -> None:
-    """Register ``carnac_env/Carnac-v0`` with Gymnasium (single env and vector entry point); idempotent."""
-    if ENV_ID in gym.registry:
-        return
-    gym.register(
-        id=ENV_ID,
-        entry_point="carnac_env.gym_env:CarnacEnv",
-        vector_entry_point="carnac_env.vector_env:CarnacVectorEnv",
-        disable_env_checker=False,
-    )

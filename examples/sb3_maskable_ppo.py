@@ -42,7 +42,7 @@ import gymnasium as gym
 import numpy as np
 
 from carnac_env.core.boards import make_board
-from carnac_env.gym_env import register_envs
+from carnac_env.registration import register_envs
 
 try:
     import torch

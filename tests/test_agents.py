@@ -186,9 +186,9 @@ def test_evaluation_is_antisymmetric_and_counts_dolmens() -> None:
 class CheckedState(GameState):
     """A GameState whose unchecked moves are checked: the rollout must only play legal moves."""
 
-    def _apply_legal(self, action: int) -> None:
+    def apply_unchecked(self, action: int) -> None:
         assert self.why_illegal(action) is None, (action, self.diagram())
-        super()._apply_legal(action)
+        super().apply_unchecked(action)
 
 
 @pytest.mark.parametrize("own_on_top", [False, True])

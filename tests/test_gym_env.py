@@ -13,7 +13,8 @@ from gymnasium.utils.env_checker import check_env
 from carnac_env.core import GameState, legal_mask, observation_planes
 from carnac_env.core.game import RESPOND
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import ENV_ID, CarnacEnv, RandomOpponent, make_opponent, register_envs
+from carnac_env.gym_env import CarnacEnv, RandomOpponent, make_opponent
+from carnac_env.registration import ENV_ID, register_envs
 
 register_envs()
 

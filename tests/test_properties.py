@@ -109,7 +109,7 @@ def test_core_random_play_matches_a_replay_of_its_history(board: Board, seed: in
         if checked.phase == RESPOND:
             assert legal[-1] == board.squares * 4 + 4  # declining is always allowed
         checked.apply(action)
-        fast._apply_legal(action)
+        fast.apply_unchecked(action)
         assert fast == checked
     assert fast.result() == checked.result()
 

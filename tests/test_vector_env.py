@@ -11,7 +11,8 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from carnac_env.core import legal_mask, observation_planes
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import ENV_ID, CarnacEnv, register_envs
+from carnac_env.gym_env import CarnacEnv
+from carnac_env.registration import ENV_ID, register_envs
 from carnac_env.vector_env import CarnacVectorEnv
 
 register_envs()

@@ -77,7 +77,7 @@ def response_values(state: GameState, player: int) -> list[tuple[float, int]]:
     out = []
     for action in state.legal_actions():
         after = state.copy()
-        after._apply_legal(action)
+        after.apply_unchecked(action)
         out.append((evaluate(after, player), action))
     return out
 
@@ -91,7 +91,7 @@ def action_values(state: GameState) -> list[tuple[float, int]]:
     out = []
     for action in state.legal_actions():
         after = state.copy()
-        after._apply_legal(action)
+        after.apply_unchecked(action)
         if after.phase == RESPOND:
             value = min(v for v, _ in response_values(after, player))
         else:

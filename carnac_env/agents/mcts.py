@@ -11,7 +11,7 @@ node rather than flipping sides at every level.
 The rollout works on the core directly: it keeps a list of the empty squares, places on a
 random one with a random orientation, answers a pending megalith with a uniform choice among
 its legal tilts and declining (drawn by rejection, without building the legal list), applies
-moves with ``GameState._apply_legal`` and scores the end with the core's ``result()``.
+moves with ``GameState.apply_unchecked`` and scores the end with the core's ``result()``.
 
 Options (spec ``mcts:sims=800:c=1.4``):
 
@@ -76,7 +76,7 @@ def rollout(state: GameState, rng: random.Random, own_on_top: bool = False) -> i
     empties = [s for s in range(state.board.squares) if not kinds[s]]
     base = state.board.squares * 4
     tilt_squares = state.board.tilt_squares
-    apply = state._apply_legal
+    apply = state.apply_unchecked
     while state.phase != OVER:
         if state.phase == PLACE:
             i = int(rand() * len(empties))
@@ -189,7 +189,7 @@ class MCTSAgent(SearchAgent):
                     untried[i] = untried[-1]
                     untried.pop()
                     mover = game.to_act
-                    game._apply_legal(node.actions[index])
+                    game.apply_unchecked(node.actions[index])
                     node.children[index] = _Node(mover, game.legal_actions())
                     steps.append((node, index))
                     break
@@ -207,7 +207,7 @@ class MCTSAgent(SearchAgent):
                         if value > best:
                             best = value
                             index = j
-                game._apply_legal(node.actions[index])
+                game.apply_unchecked(node.actions[index])
                 steps.append((node, index))
                 node = node.children[index]
             node.visits += 1

@@ -10,7 +10,9 @@ board with some options changed, or a custom one, and rejects impossible ones.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from carnac_env.errors import CarnacError
 
@@ -24,6 +26,50 @@ DIRECTION_STEPS = ((-1, 0), (0, 1), (1, 0), (0, -1))
 MAX_MEGALITHS = 127
 
 RULE_OPTIONS = ("rows", "cols", "megaliths", "min_dolmen", "last_tilt")
+
+
+class BoardArrays(NamedTuple):
+    """A board's geometry as read-only numpy arrays, for compiled and array engines.
+
+    The same facts as :attr:`Board.tilt_squares` and :attr:`Board.neighbours`, laid out
+    for numba, numpy and JAX. ``S`` is the number of squares; ``-1`` marks "off the board".
+
+    Attributes:
+        tilt_squares: ``(S, 4, 2)`` int32: per square and direction (0 N, 1 E, 2 S, 3 W)
+            the two squares a megalith standing there covers when tilted that way, nearer
+            first; ``-1, -1`` where that runs off the board.
+        neighbours: ``(S, 4)`` int32: per square and direction the adjacent square, or -1.
+        edges: ``(E, 2)`` int32: every pair of orthogonally adjacent squares once, the
+            smaller square first, in increasing order.
+    """
+
+    tilt_squares: np.ndarray
+    neighbours: np.ndarray
+    edges: np.ndarray
+
+
+def _geometry(rows: int, cols: int) -> tuple[tuple, tuple, BoardArrays]:
+    """Tilt landing squares, neighbours and edges of a ``rows x cols`` board, as tuples
+    (for Python code) and as arrays (for compiled engines); the one place they are derived."""
+    squares = rows * cols
+    tilt = np.full((squares, 4, 2), -1, dtype=np.int32)
+    beside = np.full((squares, 4), -1, dtype=np.int32)
+    for square in range(squares):
+        r, c = divmod(square, cols)
+        for direction, (dr, dc) in enumerate(DIRECTION_STEPS):
+            r1, c1, r2, c2 = r + dr, c + dc, r + 2 * dr, c + 2 * dc
+            if 0 <= r1 < rows and 0 <= c1 < cols:
+                beside[square, direction] = r1 * cols + c1
+            if 0 <= r2 < rows and 0 <= c2 < cols:
+                tilt[square, direction] = (r1 * cols + c1, r2 * cols + c2)
+    edges = np.array([(s, int(o)) for s in range(squares) for o in beside[s] if o > s], dtype=np.int32).reshape(-1, 2)
+    tilt_tuples = tuple(
+        tuple(None if pair[0] < 0 else (int(pair[0]), int(pair[1])) for pair in per_square) for per_square in tilt
+    )
+    neighbour_tuples = tuple(tuple(int(o) for o in per_square if o >= 0) for per_square in beside)
+    for array in (tilt, beside, edges):
+        array.flags.writeable = False
+    return tilt_tuples, neighbour_tuples, BoardArrays(tilt, beside, edges)
 
 
 @dataclass(frozen=True)
@@ -53,29 +99,17 @@ class Board:
     #: ``tilt_squares[square][direction]`` is the pair of squares a megalith standing on
     #: ``square`` would cover if tilted that way, or ``None`` where that runs off the board.
     tilt_squares: tuple[tuple[tuple[int, int] | None, ...], ...] = field(init=False, repr=False, compare=False)
-    #: ``neighbours[square]``: the orthogonally adjacent squares, for dolmen detection.
+    #: ``neighbours[square]``: the orthogonally adjacent squares (N, E, S, W order), for dolmens.
     neighbours: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    #: The same geometry as numpy arrays (:class:`BoardArrays`) for the compiled engines.
+    arrays: BoardArrays = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _validate(self)
-        tilts = []
-        neighbours = []
-        for square in range(self.rows * self.cols):
-            r, c = divmod(square, self.cols)
-            per_direction: list[tuple[int, int] | None] = []
-            adjacent = []
-            for dr, dc in DIRECTION_STEPS:
-                r1, c1, r2, c2 = r + dr, c + dc, r + 2 * dr, c + 2 * dc
-                if 0 <= r1 < self.rows and 0 <= c1 < self.cols:
-                    adjacent.append(r1 * self.cols + c1)
-                if 0 <= r2 < self.rows and 0 <= c2 < self.cols:
-                    per_direction.append((r1 * self.cols + c1, r2 * self.cols + c2))
-                else:
-                    per_direction.append(None)
-            tilts.append(tuple(per_direction))
-            neighbours.append(tuple(adjacent))
-        object.__setattr__(self, "tilt_squares", tuple(tilts))
-        object.__setattr__(self, "neighbours", tuple(neighbours))
+        tilt_squares, neighbours, arrays = _geometry(self.rows, self.cols)
+        object.__setattr__(self, "tilt_squares", tilt_squares)
+        object.__setattr__(self, "neighbours", neighbours)
+        object.__setattr__(self, "arrays", arrays)
 
     @property
     def squares(self) -> int:

@@ -250,10 +250,15 @@ class GameState:
         reason = self.why_illegal(action)
         if reason is not None:
             raise IllegalActionError(self.describe(action) + " is illegal: " + reason)
-        self._apply_legal(operator.index(action))
+        self.apply_unchecked(operator.index(action))
 
-    def _apply_legal(self, action: int) -> None:
-        """Play an action already known to be legal (no checks: for search and rollouts)."""
+    def apply_unchecked(self, action: int) -> None:
+        """Play ``action`` without checking it: the fast path for search, rollouts and replays.
+
+        The caller guarantees that ``action`` is a plain ``int`` in :meth:`legal_actions`
+        (for example one drawn from that list or from the legal-action mask). An illegal
+        action here corrupts the state; use :meth:`apply` for anything that comes from a user.
+        """
         base = self.board.squares * 4
         if action < base:
             self._place(action >> 2, action & 3)

@@ -51,7 +51,7 @@ def frames(record: GameRecord, cell: int = 40) -> Iterator[tuple[Any, str]]:
         caption = f"{number}. {PLAYER_NAMES[mover]}: {text}"
         yield _with_caption(renderer, state, last, caption, mover, caption_height, width, height), caption
         before = state.tilt_targets()
-        state._apply_legal(action)
+        state.apply_unchecked(action)
         if action < board.squares * 4:
             last = (action >> 2,)
         elif action < board.squares * 4 + 4:

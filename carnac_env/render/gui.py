@@ -356,7 +356,7 @@ class GuiController:
         for index, action in enumerate(self.env.history):
             if state.to_act == self.seat and not state.is_over:
                 point = index
-            state._apply_legal(action)
+            state.apply_unchecked(action)
         return point
 
     def undo(self) -> bool:
@@ -380,7 +380,7 @@ class GuiController:
         count = 0
         for action in self.env.history:
             count += state.to_act == self.seat
-            state._apply_legal(action)
+            state.apply_unchecked(action)
         return count
 
     def _greet(self) -> None:
@@ -486,7 +486,7 @@ class GuiController:
         lines = []
         for number, action in enumerate(history, start=1):
             lines.append(f"{number}. {PLAYER_NAMES[state.to_act]}: {action_to_text(self.board, action, state.to_act)}")
-            state._apply_legal(action)
+            state.apply_unchecked(action)
         rows = max(1, (self.height - y) // round(size * 1.3))
         for line in lines[-rows:]:
             self._text(image, (x, y), line, size)

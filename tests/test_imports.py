@@ -1,0 +1,59 @@
+"""The package's import promises: a light rules core, a quick package import that still
+registers the Gymnasium id, and the ``module:id`` form that needs no prior import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _run(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+NEW_TOP_LEVEL_MODULES = """
+import json, sys
+before = set(sys.modules)
+import {module}
+new = sorted({{m.split('.')[0] for m in set(sys.modules) - before}})
+print(json.dumps([m for m in new if m not in sys.stdlib_module_names]))
+"""
+
+
+@pytest.mark.parametrize("module", ["carnac_env.core", "carnac_env"])
+def test_core_and_package_import_numpy_and_the_standard_library_only(module: str) -> None:
+    loaded = json.loads(_run(NEW_TOP_LEVEL_MODULES.format(module=module)))
+    assert set(loaded) <= {"carnac_env", "numpy"}, loaded
+
+
+def test_importing_the_package_registers_the_id_once_gymnasium_loads() -> None:
+    code = (
+        "import carnac_env, gymnasium\n"
+        "env = gymnasium.make('carnac_env/Carnac-v0', board='small')\n"
+        "print(env.reset(seed=0)[0].shape)"
+    )
+    assert _run(code) == "(5, 8, 9)"
+
+
+def test_importing_the_package_after_gymnasium_registers_at_once() -> None:
+    assert _run("import gymnasium, carnac_env\nprint('carnac_env/Carnac-v0' in gymnasium.registry)") == "True"
+
+
+def test_the_module_id_form_needs_no_prior_import() -> None:
+    code = (
+        "import gymnasium\nenv = gymnasium.make('carnac_env:carnac_env/Carnac-v0', board='small')\nprint(env.spec.id)"
+    )
+    assert _run(code) == "carnac_env/Carnac-v0"
+
+
+def test_lazy_attributes_resolve_and_unknown_ones_raise() -> None:
+    import carnac_env
+
+    assert carnac_env.GameState.__name__ == "GameState"
+    assert callable(carnac_env.env)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        _ = carnac_env.nonsense
