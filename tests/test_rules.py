@@ -15,7 +15,7 @@ import pytest
 
 from carnac_env.core import GameState, compare_dolmens, score
 from carnac_env.core.game import LYING, OVER, PLACE, RESPOND, STANDING
-from carnac_env.errors import IllegalActionError
+from carnac_env.errors import CarnacError, IllegalActionError
 
 RED, WHITE = 1, 2  # cell values seen from above
 N, E, S, W = 0, 1, 2, 3
@@ -783,3 +783,30 @@ def test_diagram_round_trip() -> None:
     again = GameState.from_diagram("medium", state.diagram(), supply=state.supply)
     assert again.diagram() == state.diagram()
     assert again.score_now() == state.score_now()
+
+
+# ----------------------------------------------------------------- previews of a placement
+def test_tilts_after_place_previews_the_opponents_choices_without_changing_the_state() -> None:
+    state = GameState.from_diagram("petit_menec", ["......", ".W....", "......", "......", "......", "......"])
+    before = state.copy()
+    # Red places own colour on top, north/south faces red (orientation 0) on c1 (row 0, col 2):
+    # north runs off the board; east covers d1, e1 and shows white; south c2, c3 (red); west b1, a1.
+    previews = state.tilts_after_place(2, 0)
+    assert previews == {1: (3, 4, WHITE), 2: (8, 14, RED), 3: (1, 0, WHITE)}
+    assert state == before
+    # b1 (square 1) next to the white standing megalith on b2 (square 7): south is blocked.
+    assert 2 not in state.tilts_after_place(1, 0)
+
+
+def test_tilts_after_place_follows_the_last_tilt_rule() -> None:
+    state = GameState.from_diagram("petit_menec", ["......"] * 6, supply=1, last_tilt=False)
+    assert state.tilts_after_place(14, 0) == {}
+    state = GameState.from_diagram("petit_menec", ["......"] * 6, supply=1)
+    assert set(state.tilts_after_place(14, 0)) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize(("square", "orientation"), [(-1, 0), (36, 0), (0, 4), (True, 0), (0, 1.5)])
+def test_tilts_after_place_rejects_bad_squares_and_orientations(square: object, orientation: object) -> None:
+    state = GameState("petit_menec")
+    with pytest.raises(CarnacError):
+        state.tilts_after_place(square, orientation)

@@ -163,6 +163,31 @@ class GameState:
                 targets[direction] = (pair[0], pair[1], colours[direction & 1])
         return targets
 
+    def tilts_after_place(self, square: int, orientation: int) -> dict[int, tuple[int, int, int]]:
+        """The tilts the opponent could choose if the player to place put a megalith on empty
+        ``square`` with ``orientation`` (0..3) now: the same form as :meth:`tilt_targets`.
+
+        Empty when no tilt would fit or when, under ``last_tilt=False``, this is the final
+        megalith. For previews (renderers, the GUI, agents); the state is not changed.
+
+        Raises:
+            CarnacError: not the place phase, a square off the board or not empty, or an
+                orientation outside 0..3.
+        """
+        board = self.board
+        if self.phase != PLACE:
+            raise CarnacError(f"tilts_after_place needs the place phase; the game is in {PHASE_NAMES[self.phase]!r}")
+        if isinstance(square, bool) or not isinstance(square, int | np.integer) or not 0 <= square < board.squares:
+            raise CarnacError(f"square {square!r} is not on the board (0..{board.squares - 1})")
+        if isinstance(orientation, bool) or orientation not in (0, 1, 2, 3):
+            raise CarnacError(f"orientation {orientation!r} is not one of 0, 1, 2, 3")
+        if self.kinds[square]:
+            raise CarnacError(f"square {square_name(board, int(square))} is not empty")
+        if self.supply == 1 and not board.last_tilt:
+            return {}
+        _, north_south, east_west = tilt_colours(self.to_act, int(orientation))
+        return self._tilt_targets(int(square), (north_south, east_west))
+
     def tilt_directions(self) -> list[int]:
         """The directions (0 north, 1 east, 2 south, 3 west) the pending megalith may tilt."""
         return list(self.tilt_targets())
