@@ -23,7 +23,8 @@ random choice.
 from __future__ import annotations
 
 from carnac_env.agents.base import SearchAgent, register
-from carnac_env.core.game import OVER, RESPOND, GameState
+from carnac_env.core.game import OVER, RED, RESPOND, WHITE, GameState
+from carnac_env.core.scoring import groups
 
 DOLMEN = 100.0
 PARTIAL = 40.0
@@ -31,44 +32,33 @@ WIN = 10_000.0
 
 
 def evaluate(state: GameState, player: int) -> float:
-    """The static evaluation of ``state`` for ``player`` (0 Red, 1 White); see the module docstring."""
+    """The static evaluation of ``state`` for ``player`` (0 Red, 1 White); see the module docstring.
+
+    The groups come from the core's scoring (:func:`carnac_env.core.scoring.groups`).
+    """
     board = state.board
-    cells = state.cells
-    kinds = state.kinds
-    neighbours = board.neighbours
-    threshold = board.min_dolmen
-    span = max(threshold - 1, 1)
-    own = player + 1
-    seen = bytearray(board.squares)
     total = 0.0
-    for start in range(board.squares):
-        colour = cells[start]
-        if not colour or seen[start]:
-            continue
-        seen[start] = 1
-        stack = [start]
-        size = 0
-        free = False
-        while stack:
-            square = stack.pop()
-            size += 1
-            for other in neighbours[square]:
-                if cells[other] == colour:
-                    if not seen[other]:
-                        seen[other] = 1
-                        stack.append(other)
-                elif not kinds[other]:
-                    free = True
-        if size >= threshold:
-            value = DOLMEN + size
-        elif free:
-            value = PARTIAL * (size / span) ** 2
-        else:
-            continue
-        total += value if colour == own else -value
+    for colour in (RED, WHITE):
+        sign = 1.0 if colour == player + 1 else -1.0
+        for group in groups(board, state.cells, colour):
+            total += sign * group_value(state, group)
     if state.phase == OVER:
         total += WIN * state.result().reward(player)
     return total
+
+
+def group_value(state: GameState, group: list[int]) -> float:
+    """What one colour group of ``state`` is worth to its owner: ``DOLMEN + size`` for a
+    dolmen, ``PARTIAL * (size / (min_dolmen - 1)) ** 2`` for a smaller group that touches an
+    empty square, else 0."""
+    board = state.board
+    size = len(group)
+    if size >= board.min_dolmen:
+        return DOLMEN + size
+    kinds, neighbours = state.kinds, board.neighbours
+    if any(not kinds[other] for square in group for other in neighbours[square]):
+        return PARTIAL * (size / max(board.min_dolmen - 1, 1)) ** 2
+    return 0.0
 
 
 def response_values(state: GameState, player: int) -> list[tuple[float, int]]:

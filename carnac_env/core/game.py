@@ -25,7 +25,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from carnac_env.core.actions import TILT, decode, tilt_colours
+from carnac_env.core.actions import PLACE as PLACE_MOVE
+from carnac_env.core.actions import TILT, decline_action, decode, place_action, tilt_action, tilt_colours
 from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
 from carnac_env.core.notation import action_to_text, square_name
 from carnac_env.core.scoring import Result, score
@@ -195,11 +196,15 @@ class GameState:
     def legal_actions(self) -> list[int]:
         """Every legal action number, in increasing order; empty once the game is over."""
         if self.phase == PLACE:
-            kinds = self.kinds
-            return [a for s in range(self.board.squares) if not kinds[s] for a in range(4 * s, 4 * s + 4)]
+            kinds, board = self.kinds, self.board
+            return [
+                a
+                for s in range(board.squares)
+                if not kinds[s]
+                for a in range(place_action(board, s, 0), place_action(board, s, 3) + 1)
+            ]
         if self.phase == RESPOND:
-            base = 4 * self.board.squares
-            return [base + d for d in self.tilt_targets()] + [base + 4]
+            return [tilt_action(self.board, d) for d in self.tilt_targets()] + [decline_action(self.board)]
         return []
 
     def why_illegal(self, action: int) -> str | None:
@@ -284,11 +289,11 @@ class GameState:
         (for example one drawn from that list or from the legal-action mask). An illegal
         action here corrupts the state; use :meth:`apply` for anything that comes from a user.
         """
-        base = self.board.squares * 4
-        if action < base:
-            self._place(action >> 2, action & 3)
-        elif action < base + 4:
-            self._tilt(action - base)
+        move = decode(self.board, action)
+        if move.kind == PLACE_MOVE:
+            self._place(move.square, move.orientation)
+        elif move.kind == TILT:
+            self._tilt(move.direction)
         else:
             self._decline()
 
@@ -299,17 +304,17 @@ class GameState:
             raise IllegalActionError(f"orientation {orientation!r} is not one of 0, 1, 2, 3")
         if not (isinstance(square, int) and 0 <= square < self.board.squares):
             raise IllegalActionError(f"square {square!r} is not on the board (0..{self.board.squares - 1})")
-        self.apply(square * 4 + orientation)
+        self.apply(place_action(self.board, square, orientation))
 
     def tilt(self, direction: int) -> None:
         """Tilt the megalith awaiting a decision towards ``direction`` (0 N, 1 E, 2 S, 3 W)."""
         if not (isinstance(direction, int) and 0 <= direction < 4):
             raise IllegalActionError(f"direction {direction!r} is not one of 0 (N), 1 (E), 2 (S), 3 (W)")
-        self.apply(self.board.squares * 4 + direction)
+        self.apply(tilt_action(self.board, direction))
 
     def decline(self) -> None:
         """Decline to tilt: the megalith stands for good and its placer places again."""
-        self.apply(self.board.squares * 4 + 4)
+        self.apply(decline_action(self.board))
 
     def _place(self, square: int, orientation: int) -> None:
         mover = self.to_act
@@ -391,71 +396,95 @@ class GameState:
                 that do not pair up, or a supply that does not fit.
         """
         state = cls(board, **rules)
-        board = state.board
-        lines = diagram.strip().splitlines() if isinstance(diagram, str) else list(diagram)
-        rows = ["".join(line.split()) for line in lines if line.strip()]
-        if len(rows) != board.rows or any(len(r) != board.cols for r in rows):
-            raise CarnacError(
-                f"diagram is {len(rows)} rows of lengths {[len(r) for r in rows]}; "
-                f"expected {board.rows} rows of {board.cols} squares"
-            )
-        codes = {".": (0, EMPTY), "R": (RED, STANDING), "W": (WHITE, STANDING), "r": (RED, LYING), "w": (WHITE, LYING)}
+        state._fill_from_rows(_diagram_rows(state.board, diagram))
+        state._pair_lying_squares()
+        state._set_diagram_counts(supply, to_act)
+        return state
+
+    def _fill_from_rows(self, rows: list[str]) -> None:
+        """Set cells and kinds from diagram rows (already checked for size)."""
         for square, char in enumerate("".join(rows)):
-            if char not in codes:
+            if char not in _DIAGRAM_CODES:
                 raise CarnacError(
-                    f"diagram square {square_name(board, square)} has {char!r}; expected one of . R W r w"
+                    f"diagram square {square_name(self.board, square)} has {char!r}; expected one of . R W r w"
                 )
-            state.cells[square], state.kinds[square] = codes[char]
+            self.cells[square], self.kinds[square] = _DIAGRAM_CODES[char]
+
+    def _pair_lying_squares(self) -> None:
+        """Pair every lying square with an unpaired lying neighbour of its colour, east first,
+        else south, into ``lying``."""
+        board = self.board
         paired = bytearray(board.squares)
-        standing = 0
         for square in range(board.squares):
-            if state.kinds[square] == STANDING:
-                standing += 1
-            if state.kinds[square] != LYING or paired[square]:
+            if self.kinds[square] != LYING or paired[square]:
                 continue
-            r, c = divmod(square, board.cols)
-            east = square + 1 if c + 1 < board.cols else None
-            south = square + board.cols if r + 1 < board.rows else None
-            for other in (east, south):
-                if (
-                    other is not None
-                    and state.kinds[other] == LYING
-                    and not paired[other]
-                    and state.cells[other] == state.cells[square]
-                ):
-                    paired[square] = paired[other] = 1
-                    state.lying.append((square, other))
-                    break
-            else:
+            other = self._lying_partner(square, paired)
+            if other is None:
                 raise CarnacError(
                     f"diagram square {square_name(board, square)} is a lying megalith with no "
                     "partner of its colour to the east or south"
                 )
-        used = standing + len(state.lying)
-        state.empty = sum(1 for k in state.kinds if k == EMPTY)
-        state.supply = board.megaliths - used if supply is None else supply
-        if not 0 < state.supply <= board.megaliths - used or state.empty == 0:
+            paired[square] = paired[other] = 1
+            self.lying.append((square, other))
+
+    def _lying_partner(self, square: int, paired: bytearray) -> int | None:
+        """The east, else the south, neighbour of ``square`` that can pair with it, or None."""
+        board = self.board
+        r, c = divmod(square, board.cols)
+        candidates = (square + 1 if c + 1 < board.cols else None, square + board.cols if r + 1 < board.rows else None)
+        for other in candidates:
+            if (
+                other is not None
+                and self.kinds[other] == LYING
+                and not paired[other]
+                and self.cells[other] == self.cells[square]
+            ):
+                return other
+        return None
+
+    def _set_diagram_counts(self, supply: int | None, to_act: int) -> None:
+        """Set ``empty``, ``supply`` and ``to_act`` of a diagram position, checking they fit."""
+        board = self.board
+        used = sum(1 for k in self.kinds if k == STANDING) + len(self.lying)
+        self.empty = sum(1 for k in self.kinds if k == EMPTY)
+        self.supply = board.megaliths - used if supply is None else supply
+        if not 0 < self.supply <= board.megaliths - used or self.empty == 0:
             raise CarnacError(
-                f"supply {state.supply} does not fit a position with {used} megaliths on the "
-                f"board of a {board.megaliths}-megalith game and {state.empty} empty squares "
+                f"supply {self.supply} does not fit a position with {used} megaliths on the "
+                f"board of a {board.megaliths}-megalith game and {self.empty} empty squares "
                 "(a playable position needs a supply >= 1 and an empty square)"
             )
         if to_act not in (0, 1):
             raise CarnacError(f"to_act={to_act!r}; expected 0 (Red) or 1 (White)")
-        state.to_act = to_act
-        return state
+        self.to_act = to_act
 
     def diagram(self) -> str:
         """The inverse of :meth:`from_diagram`: one line per row, north first."""
-        letters = {
-            (0, EMPTY): ".",
-            (RED, STANDING): "R",
-            (WHITE, STANDING): "W",
-            (RED, LYING): "r",
-            (WHITE, LYING): "w",
-        }
+        letters = {code: char for char, code in _DIAGRAM_CODES.items()}
         cols = self.board.cols
         out = []
         for r in range(self.board.rows):
             out.append("".join(letters[self.cells[s], self.kinds[s]] for s in range(r * cols, (r + 1) * cols)))
         return "\n".join(out)
+
+
+#: Diagram characters and the (cell colour, kind) each stands for.
+_DIAGRAM_CODES = {
+    ".": (0, EMPTY),
+    "R": (RED, STANDING),
+    "W": (WHITE, STANDING),
+    "r": (RED, LYING),
+    "w": (WHITE, LYING),
+}
+
+
+def _diagram_rows(board: Board, diagram: str | Iterable[str]) -> list[str]:
+    """The rows of a diagram without spaces, checked to match the board's size."""
+    lines = diagram.strip().splitlines() if isinstance(diagram, str) else list(diagram)
+    rows = ["".join(line.split()) for line in lines if line.strip()]
+    if len(rows) != board.rows or any(len(r) != board.cols for r in rows):
+        raise CarnacError(
+            f"diagram is {len(rows)} rows of lengths {[len(r) for r in rows]}; "
+            f"expected {board.rows} rows of {board.cols} squares"
+        )
+    return rows
