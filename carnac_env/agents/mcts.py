@@ -486,6 +486,8 @@ def find_subtree(root: Node, root_state: GameState, target: GameState, max_depth
     ``target``, or ``None``. Walks the expanded children depth first, pruning moves that
     ``target`` cannot follow from (a smaller supply, other lying megaliths, another colour
     on a placed square); a match is always an exact state comparison."""
+    if root_state.board != target.board:
+        return None
     stack = [(root, root_state, 0)]
     while stack:
         node, game, depth = stack.pop()
