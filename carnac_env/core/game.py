@@ -411,36 +411,54 @@ class GameState:
             self.cells[square], self.kinds[square] = _DIAGRAM_CODES[char]
 
     def _pair_lying_squares(self) -> None:
-        """Pair every lying square with an unpaired lying neighbour of its colour, east first,
-        else south, into ``lying``."""
-        board = self.board
-        paired = bytearray(board.squares)
-        for square in range(board.squares):
-            if self.kinds[square] != LYING or paired[square]:
-                continue
-            other = self._lying_partner(square, paired)
-            if other is None:
-                raise CarnacError(
-                    f"diagram square {square_name(board, square)} is a lying megalith with no "
-                    "partner of its colour to the east or south"
-                )
-            paired[square] = paired[other] = 1
-            self.lying.append((square, other))
+        """Pair the lying squares into megaliths in ``lying``: each square in reading order
+        with an unpaired neighbour of its colour, east first, else south, backtracking when
+        a choice leaves a square without a partner."""
+        pairs = self._match_lying(0, bytearray(self.board.squares))
+        if pairs is None:
+            raise CarnacError(self._why_unpairable())
+        self.lying.extend(pairs)
 
-    def _lying_partner(self, square: int, paired: bytearray) -> int | None:
-        """The east, else the south, neighbour of ``square`` that can pair with it, or None."""
+    def _match_lying(self, start: int, paired: bytearray) -> list[tuple[int, int]] | None:
+        """Pairs for every unpaired lying square from ``start`` on, or None if impossible."""
+        square = next((s for s in range(start, self.board.squares) if self.kinds[s] == LYING and not paired[s]), None)
+        if square is None:
+            return []
+        for other in self._lying_partners(square, paired):
+            paired[square] = paired[other] = 1
+            rest = self._match_lying(square + 1, paired)
+            if rest is not None:
+                return [(square, other), *rest]
+            paired[square] = paired[other] = 0
+        return None
+
+    def _lying_partners(self, square: int, paired: bytearray) -> list[int]:
+        """The east, then the south, neighbour of ``square`` that can pair with it."""
         board = self.board
         r, c = divmod(square, board.cols)
         candidates = (square + 1 if c + 1 < board.cols else None, square + board.cols if r + 1 < board.rows else None)
-        for other in candidates:
-            if (
-                other is not None
-                and self.kinds[other] == LYING
-                and not paired[other]
-                and self.cells[other] == self.cells[square]
-            ):
-                return other
-        return None
+        return [
+            other
+            for other in candidates
+            if other is not None
+            and self.kinds[other] == LYING
+            and not paired[other]
+            and self.cells[other] == self.cells[square]
+        ]
+
+    def _why_unpairable(self) -> str:
+        """The message for lying squares that do not pair up: a square with no lying
+        neighbour of its colour if there is one, else the lying squares as a whole."""
+        board, cells, kinds = self.board, self.cells, self.kinds
+        lying = [s for s in range(board.squares) if kinds[s] == LYING]
+        for square in lying:
+            if not any(kinds[o] == LYING and cells[o] == cells[square] for o in board.neighbours[square]):
+                return (
+                    f"diagram square {square_name(board, square)} is a lying megalith with no "
+                    "partner of its colour next to it"
+                )
+        names = " ".join(square_name(board, s) for s in lying)
+        return f"diagram lying squares {names} cannot be paired into megaliths of one colour each"
 
     def _set_diagram_counts(self, supply: int | None, to_act: int) -> None:
         """Set ``empty``, ``supply`` and ``to_act`` of a diagram position, checking they fit."""
