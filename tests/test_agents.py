@@ -403,8 +403,10 @@ def test_backup_takes_sides_by_the_player_of_each_node_not_by_depth() -> None:
     # Red places, White tilts, White places again (the same player twice), Red places
     nodes = []
     for player in (0, 1, 1, 0):
+        state = GameState("small")
+        state.to_act = player  # only the player to act matters to the backup
         node = Node()
-        node.expand(player, [10, 20])
+        node.expand(state, [10, 20])
         nodes.append(node)
     path = [(node, 0) for node in nodes]
     backup(path, 1, 0.5)  # White's leaf value
@@ -481,7 +483,7 @@ def test_tree_reuse_continues_from_the_subtree_of_the_moves_played() -> None:
     if node.expanded and reply in node.actions and node.children[node.actions.index(reply)] is not None:
         expected = node.children[node.actions.index(reply)]
     state.apply(reply)
-    found = find_subtree(old_root, agent._root_state, state)
+    found = find_subtree(old_root, state)
     assert found is expected or (expected is not None and not expected.expanded and found is None)
     carried = found.visits if found is not None else 0
     agent.choose(state)
@@ -499,8 +501,8 @@ def test_tree_reuse_finds_only_equal_positions() -> None:
     agent = MCTSAgent(seed=3, sims=200, width=0, rollout="python")
     agent.choose(state)
     other = GameState("petit_menec")
-    assert find_subtree(agent.root, agent._root_state, other) is None
-    assert find_subtree(agent.root, agent._root_state, state) is agent.root
+    assert find_subtree(agent.root, other) is None
+    assert find_subtree(agent.root, state) is agent.root
 
 
 class Prior:
@@ -528,7 +530,7 @@ def test_search_is_usable_without_the_agent() -> None:
     state = GameState("small")
     search = Search(UCT(1.0), GreedyValue(), random.Random(0))
     root = search.new_root(state)
-    assert search.run(root, state, sims=50) == 50
+    assert search.run(root, sims=50) == 50
     assert root.visits == 50 and sum(root.n) == 50
     assert state == GameState("small")
 

@@ -97,19 +97,34 @@ _NUMPY_FROM = 24
 class Node:
     """A position in the search tree.
 
-    ``actions`` is ``None`` until the node is expanded; then ``player`` is the player to act
-    there, and ``n[i]``, ``w[i]`` are the visits and total value (in [-1, 1] per visit, from
+    ``actions`` is ``None`` until the node is expanded; then ``state`` is its position (kept
+    so that simulations descend without replaying moves), ``player`` the player to act there,
+    and ``n[i]``, ``w[i]`` are the visits and total value (in [-1, 1] per visit, from
     ``player``'s view) of the edge ``actions[i]``, whose child is ``children[i]`` (``None``
-    until visited). ``visits`` counts the simulations through this node. ``untried`` holds
-    the indices of edges never followed; ``priors`` the evaluator's priors (by action number)
-    when it gave any, ``edge_priors`` those of the node's actions. ``winner`` caches the
+    until visited). A child is expanded on its second visit. ``visits`` counts the
+    simulations through this node. ``untried`` holds the indices of edges never followed;
+    ``priors`` the evaluator's priors (by action number) when it gave any, ``edge_priors``
+    those of the node's actions. ``winner`` caches the
     result of a finished game (0, 1, or -1 for a draw).
     """
 
-    __slots__ = ("actions", "children", "edge_priors", "n", "player", "priors", "untried", "visits", "w", "winner")
+    __slots__ = (
+        "actions",
+        "children",
+        "edge_priors",
+        "n",
+        "player",
+        "priors",
+        "state",
+        "untried",
+        "visits",
+        "w",
+        "winner",
+    )
 
     def __init__(self) -> None:
         self.actions: list[int] | None = None
+        self.state: GameState | None = None
         self.player = -1
         self.children: list[Node | None] = []
         self.n: Any = []
@@ -125,9 +140,11 @@ class Node:
         """Whether the node's actions and edges exist."""
         return self.actions is not None
 
-    def expand(self, player: int, actions: list[int]) -> None:
-        """Create the edges: ``actions`` chosen by ``player``, none visited yet."""
-        self.player = player
+    def expand(self, state: GameState, actions: list[int]) -> None:
+        """Create the edges of position ``state`` (kept by the node; not to be changed):
+        ``actions``, chosen by ``state.to_act``, none visited yet."""
+        self.state = state
+        self.player = state.to_act
         self.actions = actions
         self.children = [None] * len(actions)
         self.untried = list(range(len(actions)))
@@ -423,12 +440,12 @@ class Search:
         root = Node()
         if self.policy.uses_priors:
             root.priors = self.evaluator.evaluate(state.copy(), self.rng).priors
-        root.expand(state.to_act, state.legal_actions() if actions is None else actions)
+        root.expand(state.copy(), state.legal_actions() if actions is None else actions)
         return root
 
-    def run(self, root: Node, state: GameState, sims: int = 0, deadline: float | None = None) -> int:
-        """``sims`` simulations from ``root`` (whose position is ``state``), or as many as fit
-        before ``deadline`` (a ``time.perf_counter()`` value) when it is given; the count."""
+    def run(self, root: Node, sims: int = 0, deadline: float | None = None) -> int:
+        """``sims`` simulations from the expanded ``root``, or as many as fit before
+        ``deadline`` (a ``time.perf_counter()`` value) when it is given; the count."""
         done = 0
         while True:
             if deadline is None:
@@ -436,40 +453,43 @@ class Search:
                     return done
             elif done & 15 == 0 and done and time.perf_counter() >= deadline:
                 return done
-            self.simulate(root, state)
+            self.simulate(root)
             done += 1
 
-    def simulate(self, root: Node, state: GameState) -> None:
+    def simulate(self, root: Node) -> None:
         """One simulation: select down to a new leaf, evaluate it, back the value up."""
-        game = state.copy()
-        path, leaf = self.select(root, game)
+        path, leaf, game = self.select(root)
         player, value = self.leaf_value(leaf, game)
         backup(path, player, value)
 
-    def select(self, root: Node, game: GameState) -> tuple[list[tuple[Node, int]], Node]:
-        """Follow the tree policy from ``root``, playing the moves on ``game``, until a new
-        child is created or a finished game is reached; expands nodes met for the second time."""
+    def select(self, root: Node) -> tuple[list[tuple[Node, int]], Node, GameState | None]:
+        """Follow the tree policy from ``root`` until it leaves the expanded tree: at a new
+        child (created here), at a finished game, or at a child met for the second time,
+        which is expanded and the descent goes on. Returns the path, the leaf and the leaf's
+        position (a copy the evaluator may change; ``None`` for a finished game seen before)."""
         path: list[tuple[Node, int]] = []
         node = root
         policy, rng = self.policy, self.rng
         while True:
-            if node.actions is None:
-                if game.phase == OVER:
-                    return path, node
-                node.expand(game.to_act, game.legal_actions())
             index = policy.select(node, rng)
-            game.apply_unchecked(node.actions[index])
             path.append((node, index))
             child = node.children[index]
             if child is None:
                 node.children[index] = child = Node()
-                return path, child
+                return path, child, _after(node, index)
+            if child.actions is None:
+                if child.winner is not None:
+                    return path, child, None
+                game = _after(node, index)
+                if game.phase == OVER:
+                    return path, child, game
+                child.expand(game, game.legal_actions())
             node = child
 
-    def leaf_value(self, leaf: Node, game: GameState) -> tuple[int, float]:
+    def leaf_value(self, leaf: Node, game: GameState | None) -> tuple[int, float]:
         """``(player, value)`` at a leaf: a finished game's result, or the evaluator's value
         for the player to act (its priors are kept on the leaf for its expansion)."""
-        if game.phase == OVER:
+        if game is None or game.phase == OVER:
             if leaf.winner is None:
                 winner = game.result().winner
                 leaf.winner = -1 if winner is None else winner
@@ -481,27 +501,30 @@ class Search:
         return player, float(evaluation.value)
 
 
-def find_subtree(root: Node, root_state: GameState, target: GameState, max_depth: int = 8) -> Node | None:
-    """The expanded node below ``root`` (position ``root_state``) whose position equals
-    ``target``, or ``None``. Walks the expanded children depth first, pruning moves that
-    ``target`` cannot follow from (a smaller supply, other lying megaliths, another colour
-    on a placed square); a match is always an exact state comparison."""
-    if root_state.board != target.board:
+def _after(node: Node, index: int) -> GameState:
+    """A new copy of ``node``'s position after its edge ``index``."""
+    game = node.state.copy()
+    game.apply_unchecked(node.actions[index])
+    return game
+
+
+def find_subtree(root: Node, target: GameState, max_depth: int = 8) -> Node | None:
+    """The expanded node at or below ``root`` whose position equals ``target``, or ``None``.
+    Walks the expanded children depth first, pruning moves that ``target`` cannot follow
+    from (a smaller supply, other lying megaliths, another colour on a placed square); a
+    match is always an exact state comparison."""
+    if root.state is None or root.state.board != target.board:
         return None
-    stack = [(root, root_state, 0)]
+    stack = [(root, 0)]
     while stack:
-        node, game, depth = stack.pop()
-        if game == target:
-            return node if node.expanded else None
-        if node.actions is None or depth >= max_depth:
+        node, depth = stack.pop()
+        if node.state == target:
+            return node
+        if depth >= max_depth:
             continue
         for action, child in zip(node.actions, node.children):
-            if child is None:
-                continue
-            after = game.copy()
-            after.apply_unchecked(action)
-            if _can_lead_to(after, target, action):
-                stack.append((child, after, depth + 1))
+            if child is not None and child.state is not None and _can_lead_to(child.state, target, action):
+                stack.append((child, depth + 1))
     return None
 
 
@@ -553,19 +576,17 @@ class MCTSAgent(SearchAgent):
         self.policy = policy if policy is not None else UCT(self.c)
         #: Simulations run by the last call of :meth:`choose` (for benchmarks).
         self.last_sims = 0
-        #: The root of the last search (for inspection), and the position it searched.
+        #: The root of the last search (kept for tree reuse, and for inspection).
         self.root: Node | None = None
-        self._root_state: GameState | None = None
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed and forget the tree."""
         super().reset(seed)
         self.root = None
-        self._root_state = None
 
     def __getstate__(self) -> dict:
         data = dict(self.__dict__)
-        data["root"] = data["_root_state"] = None
+        data["root"] = None
         return data
 
     @property
@@ -595,8 +616,8 @@ class MCTSAgent(SearchAgent):
             self.last_sims = 0
         else:
             deadline = time.perf_counter() + self.seconds if self.seconds else None
-            self.last_sims = search.run(root, state, self.sims, deadline)
-        self.root, self._root_state = root, state.copy()
+            self.last_sims = search.run(root, self.sims, deadline)
+        self.root = root
         return root.actions[root.best_index()]
 
     def _root_for(self, state: GameState, search: Search) -> Node:
@@ -610,9 +631,9 @@ class MCTSAgent(SearchAgent):
         return node
 
     def _reused(self, state: GameState) -> Node | None:
-        if not self.reuse or self.root is None or self._root_state is None:
+        if not self.reuse or self.root is None:
             return None
-        return find_subtree(self.root, self._root_state, state)
+        return find_subtree(self.root, state)
 
 
 def _finite(name: str, value: Any, low: float | None = None, high: float | None = None) -> float:
