@@ -310,16 +310,12 @@ def rollout(state: GameState, rng: random.Random, own_on_top: bool = False) -> i
     Keeps a list of the empty squares and places on a random one; with ``own_on_top`` every
     placement shows the placer's own colour on top (orientation 0 or 2), otherwise all 4
     orientations are equally likely. A pending megalith is answered by a uniform choice
-    among its legal tilts and declining, drawn by rejection (the core's tilt landing squares
-    tell which tilts fit), so no list of legal actions is built.
+    among its legal tilts (the core's :meth:`~GameState.tilt_targets`) and declining.
     """
     board = state.board
     rand = rng.random
-    kinds = state.kinds
-    empties = [s for s in range(board.squares) if not kinds[s]]
-    tilts = [tilt_action(board, d) for d in range(4)]
+    empties = [s for s in range(board.squares) if not state.kinds[s]]
     decline = decline_action(board)
-    tilt_squares = board.tilt_squares
     apply = state.apply_unchecked
     while state.phase != OVER:
         if state.phase == PLACE:
@@ -331,18 +327,17 @@ def rollout(state: GameState, rng: random.Random, own_on_top: bool = False) -> i
             apply(place_action(board, square, orientation))
             continue
         origin = state.pending
-        while True:
-            choice = int(rand() * 5)
-            if choice == 4:
-                apply(decline)
-                break
-            pair = tilt_squares[origin][choice]
-            if pair is not None and not kinds[pair[0]] and not kinds[pair[1]]:
-                apply(tilts[choice])
-                empties.remove(pair[0])
-                empties.remove(pair[1])
-                empties.append(origin)
-                break
+        targets = state.tilt_targets()
+        choice = int(rand() * (len(targets) + 1))
+        if choice == len(targets):
+            apply(decline)
+            continue
+        direction = list(targets)[choice]
+        first, second, _ = targets[direction]
+        apply(tilt_action(board, direction))
+        empties.remove(first)
+        empties.remove(second)
+        empties.append(origin)
     return state.result().winner
 
 

@@ -234,18 +234,20 @@ class GameState:
         if self.phase == PLACE:
             verb = "tilt" if move.kind == TILT else "decline"
             return f"there is no megalith to {verb}: {PLAYER_NAMES[self.to_act]} must place"
-        if move.kind == TILT:
-            pair = board.tilt_squares[self.pending][move.direction]
-            origin = square_name(board, self.pending)
-            if pair is None:
-                return f"a megalith on {origin} tilted {DIRECTION_NAMES[move.direction]} would leave the board"
-            blocked = [square_name(board, s) for s in pair if self.kinds[s]]
-            if blocked:
-                return (
-                    f"a megalith on {origin} tilted {DIRECTION_NAMES[move.direction]} would need "
-                    f"{' and '.join(blocked)}, which {'is' if len(blocked) == 1 else 'are'} not empty"
-                )
+        if move.kind == TILT and move.direction not in self.tilt_targets():
+            return self._why_tilt_illegal(move.direction)
         return None
+
+    def _why_tilt_illegal(self, direction: int) -> str:
+        """Why the pending megalith cannot tilt towards ``direction`` (a tilt not in
+        :meth:`tilt_targets`): it would leave the board, or land on taken squares."""
+        board = self.board
+        pair = board.tilt_squares[self.pending][direction]
+        where = f"a megalith on {square_name(board, self.pending)} tilted {DIRECTION_NAMES[direction]}"
+        if pair is None:
+            return f"{where} would leave the board"
+        blocked = [square_name(board, s) for s in pair if self.kinds[s]]
+        return f"{where} would need {' and '.join(blocked)}, which {'is' if len(blocked) == 1 else 'are'} not empty"
 
     def describe(self, action: object) -> str:
         """``"action 123 (c4 Rns)"``: an action number with its notation for the player to act
