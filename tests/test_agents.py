@@ -445,11 +445,13 @@ def test_search_values_are_for_the_player_who_chose_each_edge_when_a_player_move
     agent.choose(state)
     twice = 0
     for node in _walk(agent.root):
-        for n, w in zip(node.n, node.w):
+        for n, w, child in zip(node.n, node.w, node.children):
             if n:
                 assert w / n == pytest.approx(1.0 if node.player == 0 else -1.0)
+                assert child.visits == n  # a node's visits equal its parent edge's count
         twice += node is not agent.root and node.player == 1
     assert twice > 0  # nodes where White places right after White's tilt
+    assert agent.root.visits == sum(agent.root.n) == 400
 
 
 def test_mcts_tilts_and_then_wins_with_a_second_move_in_a_row() -> None:

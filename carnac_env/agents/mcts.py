@@ -455,6 +455,7 @@ class Search:
         """One simulation: select down to a new leaf, evaluate it, back the value up."""
         path, leaf, game = self.select(root)
         player, value = self.leaf_value(leaf, game)
+        leaf.visits += 1  # a node's visits equal its parent edge's count
         backup(path, player, value)
 
     def select(self, root: Node) -> tuple[list[tuple[Node, int]], Node, GameState | None]:
