@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import gymnasium as gym
 import numpy as np
 import pytest
