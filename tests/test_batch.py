@@ -9,25 +9,24 @@ hundred games per official board; the ``slow`` tests play 10,000 per board.
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 
 import numpy as np
 import pytest
 
-from carnac_env.batch import BatchGame, BatchStep, batch_scores
-from carnac_env.core import BOARDS, GameState, legal_mask, make_board, observation_planes, score
+from carnac_env.batch import BatchGame, BatchStep, batch_scores, dolmen_winner, random_playout
+from carnac_env.batch.kernel import playout_actions
+from carnac_env.core import BOARDS, GameState, legal_mask, make_board, observation_planes, place_action, score
 from carnac_env.errors import CarnacError, IllegalActionError
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed"))]
+BACKENDS = ["auto", "numba"]  # the same compiled engine under its two accepted names
 
 
 # --------------------------------------------------------------------------- the lockstep harness
 class Lockstep:
     """A BatchGame (one per backend) and one core GameState per slot, checked after every step."""
 
-    def __init__(self, board: str, num_envs: int, seed: int, backends: tuple[str, ...] = ("numpy",), **rules):
+    def __init__(self, board: str, num_envs: int, seed: int, backends: tuple[str, ...] = ("auto",), **rules):
         self.games = [BatchGame(board, num_envs=num_envs, seed=seed, backend=b, **rules) for b in backends]
         self.board = self.games[0].board
         self.states = [GameState(self.board) for _ in range(num_envs)]
@@ -86,7 +85,7 @@ class Lockstep:
 
 
 def both_backends() -> tuple[str, ...]:
-    return ("numpy", "numba") if HAVE_NUMBA else ("numpy",)
+    return ("auto",)
 
 
 # --------------------------------------------------------------------------- differential tests
@@ -464,17 +463,10 @@ def test_bad_active_observer_index_and_state() -> None:
     assert all(games.get_state(i) == GameState("small") for i in range(2))
 
 
-def test_numba_backend_without_numba_is_a_clear_error(monkeypatch) -> None:
-    import sys
-
-    import carnac_env.batch
-
-    monkeypatch.setitem(sys.modules, "numba", None)  # makes "import numba" fail
-    monkeypatch.delitem(sys.modules, "carnac_env.batch._numba", raising=False)
-    monkeypatch.delattr(carnac_env.batch, "_numba", raising=False)
-    with pytest.raises(CarnacError, match=r"accel"):
-        BatchGame("small", backend="numba")
-    assert BatchGame("small", backend="auto").backend == "numpy"
+def test_the_removed_numpy_backend_is_a_clear_error() -> None:
+    with pytest.raises(CarnacError, match=r"backend='numpy' was removed.*'auto'"):
+        BatchGame("small", backend="numpy")
+    assert BatchGame("small", backend="auto").backend == BatchGame("small", backend="numba").backend == "numba"
 
 
 # --------------------------------------------------------------------------- determinism and seeds
@@ -528,3 +520,93 @@ def test_pickle_keeps_the_games(backend: str) -> None:
     actions = games.sample_actions()
     np.testing.assert_array_equal(clone.sample_actions(), actions)
     np.testing.assert_array_equal(clone.step(actions).observation, games.step(actions).observation)
+
+
+# --------------------------------------------------------------------------- random playouts
+def _core_playout(state: GameState, rng: np.random.Generator) -> int:
+    """A uniformly random playout on the core, for comparing distributions."""
+    state = state.copy()
+    while not state.is_over:
+        legal = state.legal_actions()
+        state.apply_unchecked(legal[int(rng.integers(len(legal)))])
+    winner = state.result().winner
+    return -1 if winner is None else winner
+
+
+def _positions() -> list[GameState]:
+    """Start positions for the playout tests: fresh games, games in progress (both phases),
+    last_tilt off, a board that fills up, and a finished game."""
+    rng = np.random.default_rng(5)
+    out = [GameState("petit_menec"), GameState("small"), GameState("custom", rows=2, cols=3, megaliths=5)]
+    for board, moves, rules in [("small", 9, {}), ("medium", 20, {}), ("petit_menec", 13, {"last_tilt": False})]:
+        state = GameState(board, **rules)
+        for _ in range(moves):
+            state.apply(state.legal_actions()[int(rng.integers(len(state.legal_actions())))])
+        out.append(state)
+    responding = GameState("small")
+    responding.apply(place_action(responding.board, 20, 1))
+    assert responding.phase == 1
+    out.append(responding)
+    finished = GameState.from_diagram("custom", "RW.", rows=1, cols=3, megaliths=5)
+    finished.apply(8)
+    out.append(finished)
+    return out
+
+
+@pytest.mark.parametrize("start", _positions(), ids=lambda s: f"{s.board.name}-{s.placed}-{s.phase}")
+def test_random_playout_plays_legal_games_the_core_agrees_with(start: GameState) -> None:
+    before = start.copy()
+    for seed in range(40):
+        winner, actions = playout_actions(start, seed)
+        assert start == before, "the playout changed its start state"
+        state = start.copy()
+        for action in actions:
+            assert not state.is_over
+            state.apply(action)  # raises IllegalActionError on an illegal move
+        assert state.is_over
+        expected = state.result().winner
+        assert winner == (-1 if expected is None else expected)
+        assert random_playout(start, seed) == winner
+
+
+def test_random_playout_is_deterministic_per_seed() -> None:
+    state = GameState("medium")
+    games = [playout_actions(state, seed) for seed in (0, 1, 2**64 + 1, -3)]
+    assert playout_actions(state, 0) == games[0]
+    assert games[2] == games[1]  # seeds are taken modulo 2**64
+    assert games[0][1] != games[1][1] and games[0][1] != games[3][1]
+
+
+def test_random_playout_is_uniform_over_legal_moves() -> None:
+    """The first move is uniform over the legal actions; the winners match core playouts."""
+    state = GameState.from_diagram("custom", "R.W\n...\nw..\nw..", rows=4, cols=3, to_act=1)
+    firsts = np.bincount(
+        [playout_actions(state, seed)[1][0] for seed in range(4000)], minlength=state.board.num_actions
+    )
+    legal = legal_mask(state).astype(bool)
+    assert (firsts[~legal] == 0).all()
+    expected = 4000 / legal.sum()
+    assert firsts[legal].min() > 0.6 * expected and firsts[legal].max() < 1.4 * expected
+
+    start = GameState("petit_menec")
+    ours = np.bincount([random_playout(start, seed) + 1 for seed in range(3000)], minlength=3) / 3000
+    rng = np.random.default_rng(0)
+    core = np.bincount([_core_playout(start, rng) + 1 for _ in range(3000)], minlength=3) / 3000
+    assert np.abs(ours - core).max() < 0.05, (ours, core)
+
+
+def test_random_playout_rejects_bad_arguments() -> None:
+    with pytest.raises(CarnacError, match="GameState"):
+        random_playout("medium", 0)
+    for seed in (1.5, True, "0"):
+        with pytest.raises(CarnacError, match="seed"):
+            random_playout(GameState("small"), seed)
+
+
+def test_the_compiled_scorer_matches_the_core() -> None:
+    rng = np.random.default_rng(11)
+    for board in (make_board("small"), make_board("kerlescan"), make_board("custom", rows=3, cols=4, min_dolmen=1)):
+        for _ in range(300):
+            cells = rng.integers(0, 3, board.squares).astype(np.uint8)
+            winner = score(board, bytes(cells)).winner
+            assert dolmen_winner(cells, board.arrays.neighbours, board.min_dolmen) == (-1 if winner is None else winner)
