@@ -85,7 +85,7 @@ import numpy as np
 
 from carnac_env.agents.base import SearchAgent, register
 from carnac_env.core.actions import PLACE as PLACE_MOVE
-from carnac_env.core.actions import decline_action, decode, place_action, tilt_action
+from carnac_env.core.actions import decline_action, decode, place_number, tilt_action
 from carnac_env.core.game import OVER, PLACE, STANDING, GameState
 from carnac_env.errors import CarnacError
 
@@ -324,7 +324,7 @@ def rollout(state: GameState, rng: random.Random, own_on_top: bool = False) -> i
             empties[i] = empties[-1]
             empties.pop()
             orientation = 2 * int(rand() * 2) if own_on_top else int(rand() * 4)
-            apply(place_action(board, square, orientation))
+            apply(place_number(square, orientation))
             continue
         origin = state.pending
         targets = state.tilt_targets()

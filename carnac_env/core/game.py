@@ -25,8 +25,20 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from carnac_env.core.actions import PLACE as PLACE_MOVE
-from carnac_env.core.actions import TILT, decline_action, decode, place_action, tilt_action, tilt_colours
+from carnac_env.core.actions import (
+    ORIENTATIONS,
+    TILT,
+    decline_action,
+    decline_number,
+    decode,
+    place_action,
+    place_number,
+    place_orientation,
+    place_square,
+    tilt_action,
+    tilt_base,
+    tilt_colours,
+)
 from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
 from carnac_env.core.notation import action_to_text, square_name
 from carnac_env.core.scoring import Result, score
@@ -196,15 +208,16 @@ class GameState:
     def legal_actions(self) -> list[int]:
         """Every legal action number, in increasing order; empty once the game is over."""
         if self.phase == PLACE:
-            kinds, board = self.kinds, self.board
+            kinds = self.kinds
             return [
                 a
-                for s in range(board.squares)
+                for s in range(self.board.squares)
                 if not kinds[s]
-                for a in range(place_action(board, s, 0), place_action(board, s, 3) + 1)
+                for a in range(place_number(s, 0), place_number(s, ORIENTATIONS))
             ]
         if self.phase == RESPOND:
-            return [tilt_action(self.board, d) for d in self.tilt_targets()] + [decline_action(self.board)]
+            base = tilt_base(self.board.squares)
+            return [base + d for d in self.tilt_targets()] + [decline_number(self.board.squares)]
         return []
 
     def why_illegal(self, action: int) -> str | None:
@@ -291,11 +304,11 @@ class GameState:
         (for example one drawn from that list or from the legal-action mask). An illegal
         action here corrupts the state; use :meth:`apply` for anything that comes from a user.
         """
-        move = decode(self.board, action)
-        if move.kind == PLACE_MOVE:
-            self._place(move.square, move.orientation)
-        elif move.kind == TILT:
-            self._tilt(move.direction)
+        base = tilt_base(self.board.squares)
+        if action < base:
+            self._place(place_square(action), place_orientation(action))
+        elif action < base + 4:
+            self._tilt(action - base)
         else:
             self._decline()
 
