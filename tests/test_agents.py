@@ -14,6 +14,7 @@ from carnac_env.agents.greedy import action_values
 from carnac_env.agents.mcts import (
     PUCT,
     UCT,
+    CompiledRollout,
     Evaluation,
     GreedyValue,
     Node,
@@ -545,18 +546,18 @@ def test_tree_policies_reject_bad_constants(bad: float) -> None:
         PUCT(bad)
 
 
-def test_random_rollout_evaluator_values_for_the_player_to_act() -> None:
+@pytest.mark.parametrize("make_evaluator", [RandomRollout, CompiledRollout])
+@pytest.mark.parametrize("player", [0, 1])
+def test_rollout_evaluators_give_the_value_for_the_player_to_act(make_evaluator, player: int) -> None:
     import random
 
-    # White to respond with a forced win after any tilt is not guaranteed under random play,
-    # but a finished-next position is: the last megalith, no tilt, Red completes a dolmen
-    state = GameState.from_diagram(
-        "petit_menec", ["RR.WW.", "......", "......", "......", "......", "......"], supply=1, last_tilt=False
-    )
-    state.apply(2 * 4)  # Red completes a1-b1-c1 with the last megalith: over, Red wins
-    assert state.is_over
-    start = GameState.from_diagram(
-        "petit_menec", ["RR.WW.", "......", "......", "......", "......", "......"], supply=1, last_tilt=False
-    )
-    values = {RandomRollout().evaluate(start.copy(), random.Random(seed)).value for seed in range(40)}
-    assert values <= {1.0, 0.0, -1.0} and 1.0 in values
+    # one empty square and one megalith left: whoever places it, Red wins
+    rows = ["RRRR.W", "WWWRWR", "RWRWWR", "WWWWWR", "WWRRRR", "RWRRRR"]
+    state = GameState.from_diagram("petit_menec", rows, supply=1, last_tilt=False, megaliths=40, to_act=player)
+    before = state.copy()
+    evaluator = make_evaluator()
+    values = {evaluator.evaluate(state.copy(), random.Random(seed)).value for seed in range(10)}
+    assert values == {1.0 if player == 0 else -1.0}
+    evaluator.evaluate(state, random.Random(0))
+    if make_evaluator is CompiledRollout:
+        assert state == before  # the compiled playout leaves the state alone
