@@ -104,8 +104,8 @@ class Node:
     until visited). A child is expanded on its second visit. ``visits`` counts the
     simulations through this node. ``untried`` holds the indices of edges never followed;
     ``priors`` the evaluator's priors (by action number) when it gave any, ``edge_priors``
-    those of the node's actions. ``winner`` caches the
-    result of a finished game (0, 1, or -1 for a draw).
+    those of the node's actions. ``winner`` caches the result of a finished game (0, 1, or
+    -1 for a draw).
     """
 
     __slots__ = (
@@ -606,6 +606,8 @@ class MCTSAgent(SearchAgent):
 
     def choose(self, state: GameState) -> int:
         """The most visited root action after the search (ties: higher mean, then lower action)."""
+        if state.is_over:
+            raise CarnacError("the game is over; there is no action to choose")
         search = Search(self.policy, self.evaluator, self.rng)
         root = self._root_for(state, search)
         if len(root.actions) == 1:
