@@ -116,9 +116,11 @@ def cmd_arena(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=not args.no_progress,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        from carnac_env.arena import ArenaTerminated
+
         print("\ninterrupted; run the same command again to resume (finished games are kept)", file=sys.stderr)
-        return 130
+        return 143 if isinstance(stop, ArenaTerminated) else 130
     return 0
 
 
@@ -286,13 +288,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CarnacError as err:
         print(f"carnac: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a file or folder named on the command line that cannot be used
+        if isinstance(err, BrokenPipeError):
+            return _quiet_broken_pipe()
+        print(f"carnac: error: {_describe_os_error(err)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into a pager or `head` that quit early
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
+
+
+def _quiet_broken_pipe() -> int:
+    """Output piped into a pager or ``head`` that quit early: stop quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0
+
+
+def _describe_os_error(err: OSError) -> str:
+    """``cannot use PATH: REASON`` for an OSError (the reason alone when it names no file)."""
+    reason = err.strerror or str(err)
+    if err.filename is None:
+        return reason
+    return f"cannot use {err.filename}: {reason}"
 
 
 if __name__ == "__main__":
