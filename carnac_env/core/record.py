@@ -237,7 +237,7 @@ def _check_header(data: dict[str, Any]) -> None:
     if form != FORMAT:
         raise RecordError(f"record field 'format' is {form!r}; expected {FORMAT!r}")
     version = data.get("version", VERSION)
-    if isinstance(version, bool) or version != VERSION:
+    if type(version) is not int or version != VERSION:
         raise RecordError(f"record field 'version' is {version!r}; this package reads version {VERSION}")
 
 
