@@ -2,6 +2,7 @@
 
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
+    carnac arena ... --ray [ADDRESS]              # the games as Ray tasks (the ray extra)
     carnac play --board small --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH]
 
@@ -69,6 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     arena.add_argument("--out", default=DEFAULT_ARENA["out"], help="output folder")
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
+    arena.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="play the games as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
+        "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md)",
+    )
 
     play = sub.add_parser(
         "play",
@@ -115,6 +125,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
             seed=args.seed,
             workers=args.workers,
             progress=not args.no_progress,
+            ray=args.ray,
         )
     except KeyboardInterrupt as stop:
         from carnac_env.arena import ArenaTerminated

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from carnac_env.agents import make
+from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
 from carnac_env.arena.report import format_table, summarise
-from carnac_env.arena.runner import local_games, sigterm_as_interrupt
+from carnac_env.arena.runner import Finished, local_games, sigterm_as_interrupt
 from carnac_env.arena.schedule import ArenaGame, ArenaSettings, check_workers, schedule
 from carnac_env.arena.store import ArenaStore, Key
 from carnac_env.core.boards import Board
@@ -25,6 +27,7 @@ def run_arena(
     workers: int = 1,
     progress: bool = True,
     echo: Callable[[str], None] = print,
+    ray: str | None = None,
 ) -> dict[str, Any]:
     """Play (or resume) a round robin and write ``out``'s files; see :mod:`carnac_env.arena`.
 
@@ -38,6 +41,11 @@ def run_arena(
         workers: processes playing games in parallel (1: in this process), up to ``MAX_WORKERS``.
         progress: show a tqdm progress bar on stderr.
         echo: where the final table goes.
+        ray: play the games as Ray tasks (the ``ray`` extra): ``"local"`` starts a Ray for
+            the run (with ``workers`` CPUs when ``workers > 1``, else all of them), ``"auto"``
+            joins the cluster this machine belongs to, ``"HOST:PORT"`` (or ``ray://...``)
+            the cluster there. An open Ray session in this process is used as it is. The
+            files are the same as without Ray. See docs/cluster.md.
 
     Returns:
         The contents of ``results.json``.
@@ -54,6 +62,9 @@ def run_arena(
 
     settings = ArenaSettings.check(agents, board, games, seed)
     workers = check_workers(workers)
+    if ray is not None:
+        import_ray()
+        check_address(ray)
     bar_class = _progress_bar_class() if progress else None
     for spec in settings.agents:
         make(spec)  # fail early on a bad spec
@@ -62,23 +73,41 @@ def run_arena(
     store.check_settings(stored)
     planned = schedule(settings.agents, settings.games, settings.seed)
     done = store.load_games({g.key: g for g in planned}, settings.board)
-    store.write_settings(stored)
     todo = [g for g in planned if g.key not in done]
-    bar = None
-    if bar_class is not None:
-        bar = bar_class(total=len(planned), initial=len(done), unit="game", desc="arena", file=sys.stderr)
-    try:
-        done.update(_play_missing(store, settings.board, todo, workers, bar))
-    finally:
-        if bar is not None:
-            bar.close()
+    with sigterm_as_interrupt(), _finished_games(settings.board, todo, workers, ray) as finished:
+        store.write_settings(stored)
+        bar = None
+        if bar_class is not None:
+            bar = bar_class(total=len(planned), initial=len(done), unit="game", desc="arena", file=sys.stderr)
+        try:
+            done.update(_store_games(store, finished, bar))
+        finally:
+            if bar is not None:
+                bar.close()
     return _finish(store, settings, [done[g.key] for g in planned], echo)
 
 
-def _play_missing(store: ArenaStore, board: Board, todo: list[ArenaGame], workers: int, bar: Any) -> dict[Key, str]:
-    """Play ``todo``, appending each game to ``games.jsonl`` as it finishes; SIGTERM stops it like Ctrl-C."""
+@contextmanager
+def _finished_games(board: Board, todo: list[ArenaGame], workers: int, ray: str | None) -> Iterator[Iterator[Finished]]:
+    """The runner for ``todo``: nothing to start when nothing is left, else local processes or Ray."""
+    if not todo:
+        yield iter(())
+    elif ray is None:
+        with local_games(board, todo, workers) as finished:
+            yield finished
+    else:
+        with ray_session(ray, workers if workers > 1 else None) as session:
+            finished = ray_games(session, board, todo)
+            try:
+                yield finished
+            finally:
+                finished.close()
+
+
+def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any) -> dict[Key, str]:
+    """Append each game to ``games.jsonl`` as it finishes."""
     done: dict[Key, str] = {}
-    with sigterm_as_interrupt(), store.appending() as handle, local_games(board, todo, workers) as finished:
+    with store.appending() as handle:
         for key, line in finished:
             store.append(handle, line)
             done[key] = line
