@@ -2,6 +2,7 @@
 
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
+    carnac arena ... --ray [ADDRESS]              # the games as Ray tasks (the ray extra)
     carnac play --board small --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH]
 
@@ -69,6 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     arena.add_argument("--out", default=DEFAULT_ARENA["out"], help="output folder")
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
+    arena.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="play the games as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
+        "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md)",
+    )
 
     play = sub.add_parser(
         "play",
@@ -115,10 +125,13 @@ def cmd_arena(args: argparse.Namespace) -> int:
             seed=args.seed,
             workers=args.workers,
             progress=not args.no_progress,
+            ray=args.ray,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        from carnac_env.arena import ArenaTerminated
+
         print("\ninterrupted; run the same command again to resume (finished games are kept)", file=sys.stderr)
-        return 130
+        return 143 if isinstance(stop, ArenaTerminated) else 130
     return 0
 
 
@@ -286,13 +299,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CarnacError as err:
         print(f"carnac: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a file or folder named on the command line that cannot be used
+        if isinstance(err, BrokenPipeError):
+            return _quiet_broken_pipe()
+        print(f"carnac: error: {_describe_os_error(err)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into a pager or `head` that quit early
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
+
+
+def _quiet_broken_pipe() -> int:
+    """Output piped into a pager or ``head`` that quit early: stop quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0
+
+
+def _describe_os_error(err: OSError) -> str:
+    """``cannot use PATH: REASON`` for an OSError (the reason alone when it names no file)."""
+    reason = err.strerror or str(err)
+    if err.filename is None:
+        return reason
+    return f"cannot use {err.filename}: {reason}"
 
 
 if __name__ == "__main__":
