@@ -10,7 +10,7 @@ Two measurements, each in rounds that alternate between the engines in one proce
   between moves, as it does in play; only new simulations are counted).
 
 Both searches run the same number of simulations per move (``--sims``; by default the
-default agent's 2000), random rollouts to the end of the game, one per simulation, and
+default agent's), random rollouts to the end of the game, one per simulation, and
 OpenSpiel's solver is off so that neither search stops early. Three carnac rows:
 ``mcts`` at its defaults (root ranked by the greedy evaluation, best 8 searched, compiled
 rollouts where available, tree reuse; the ranking's time is included), ``mcts:width=0``
@@ -18,7 +18,7 @@ rollouts where available, tree reuse; the ranking's time is included), ``mcts:wi
 in Python). Each round times at least ``--seconds`` of search per engine. The script
 prints the median sims/s of each and the ratio carnac / OpenSpiel.
 
-    python benchmarks/mcts_speed.py [--sims 2000] [--seconds 3] [--rounds 5] [--board medium]
+    python benchmarks/mcts_speed.py [--sims N] [--seconds 3] [--rounds 5] [--board medium]
 
 Needs open_spiel (``pip install open_spiel``; the ``bench`` extra).
 """
@@ -173,7 +173,9 @@ def measure(args: argparse.Namespace, mode: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sims", type=int, default=2000, help="simulations per move for every search")
+    parser.add_argument(
+        "--sims", type=int, default=None, help="simulations per move for every search (default: the mcts default)"
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="search seconds per round per engine")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--board", default="medium")
@@ -184,8 +186,10 @@ def main() -> None:
         import pyspiel  # noqa: F401
     except ImportError:
         raise SystemExit("this benchmark needs open_spiel: pip install open_spiel (the bench extra)") from None
-    from carnac_env.agents.mcts import default_rollout
+    from carnac_env.agents.mcts import MCTSAgent, default_rollout
 
+    if args.sims is None:
+        args.sims = MCTSAgent().sims
     print(f"carnac_env's default rollout here: {default_rollout()!r}\n")
     for mode in ("position", "games"):
         if args.mode in ("both", mode):
