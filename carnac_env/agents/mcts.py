@@ -57,7 +57,7 @@ moves of the game. ``sims`` counts only the new simulations of a move.
 Options (spec ``mcts:sims=800:c=1.4``), each a value or an object, mapped to objects in
 :data:`ROLLOUTS` and :meth:`MCTSAgent.__init__` only:
 
-* ``sims``: new simulations per move (default 2000);
+* ``sims``: new simulations per move (default 5000);
 * ``seconds``: a time budget per move instead (overrides ``sims``; not reproducible);
 * ``c``: the UCT exploration constant, on the scale of scores 1 win, 0.5 draw, 0 loss
   (default 1.0);
@@ -238,7 +238,10 @@ class UCT:
         ns, ws = node.n, node.w
         scale = 4.0 * self.c * self.c * math.log(node.visits)
         if isinstance(ns, np.ndarray):
-            return int(np.argmax(ws / ns + np.sqrt(scale / ns)))
+            bonus = scale / ns
+            np.sqrt(bonus, out=bonus)
+            bonus += ws / ns
+            return int(bonus.argmax())
         best, index = -math.inf, 0
         sqrt = math.sqrt
         for j in range(len(ns)):
@@ -550,7 +553,7 @@ class MCTSAgent(SearchAgent):
     def __init__(
         self,
         seed: int = 0,
-        sims: int = 2000,
+        sims: int = 5000,
         seconds: float = 0.0,
         c: float = 1.0,
         width: int = 8,
@@ -657,7 +660,7 @@ register(
     "mcts",
     MCTSAgent,
     {
-        "sims": (int, 2000, "simulations per move"),
+        "sims": (int, 5000, "new simulations per move"),
         "seconds": (float, 0.0, "seconds per move instead of sims"),
         "c": (float, 1.0, "UCT exploration constant"),
         "width": (int, 8, "search only the N best root actions by greedy's values; 0 all"),
