@@ -190,6 +190,7 @@ def main() -> None:
 
     if args.sims is None:
         args.sims = MCTSAgent().sims
+    MCTSAgent(sims=50).choose(carnac_opening(args.board, args.opening, 0))  # load the compiled kernel first
     print(f"carnac_env's default rollout here: {default_rollout()!r}\n")
     for mode in ("position", "games"):
         if args.mode in ("both", mode):
