@@ -142,7 +142,7 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     opponent = make(args.opponent, seed=args.seed)
     save = args.save or time.strftime("carnac-game-%Y%m%d-%H%M%S.json")
     if args.gui:
-        from carnac_env.render.gui import play_gui  # a missing gui extra raises CarnacError naming it
+        from carnac_env.play.gui import play_gui  # a missing gui extra raises CarnacError naming it
 
         record = play_gui(board, args.opponent, args.seat, save, args.seed)
         if record is not None and record.result is not None:

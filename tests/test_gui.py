@@ -21,7 +21,7 @@ from carnac_env.core.actions import orientation_for, tilt_colours  # noqa: E402
 from carnac_env.core.game import OVER, PLACE, RESPOND, GameState  # noqa: E402
 from carnac_env.core.record import GameRecord  # noqa: E402
 from carnac_env.errors import CarnacError  # noqa: E402
-from carnac_env.render.gui import GuiApp, GuiController, play_gui  # noqa: E402
+from carnac_env.play.gui import GuiApp, GuiController, play_gui  # noqa: E402
 from carnac_env.render.image import DOLMEN_LINE, ImageRenderer  # noqa: E402
 from carnac_env.render.window import Window  # noqa: E402
 
