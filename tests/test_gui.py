@@ -299,6 +299,7 @@ def test_play_gui_saves_the_record(tmp_path):
 
 def test_play_gui_with_a_named_agent_if_available(tmp_path):
     import carnac_env.agents as agents
+
     agent = agents.make("random", seed=1)
 
     class Quitting:
@@ -337,7 +338,6 @@ def test_window_closed_by_the_person_stays_closed():
     assert not window.is_open and window.closed_by_user
     window.show(state)  # no window pops up again
     assert not window.is_open
-
 
 
 def test_placement_that_cannot_tilt_says_so():

@@ -575,7 +575,7 @@ class ImageRenderer:
             why = "Why: " + tie_break_reason(result)
         else:
             self._draw_supply_line(image, state, y2)
-            why = "Now: " + score_line(state)
+            why = "Dolmens now: " + score_line(state)
         y3 = y2 + round(size * 1.55)
         for line in self.wrap(why, layout.width - layout.left - max(4, self.cell // 6), size)[:2]:
             self.paste_text(image, (layout.left, y3), line, size, fill=TEXT_COLOUR)

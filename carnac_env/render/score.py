@@ -19,10 +19,7 @@ def _ordinal(index: int) -> str:
 
 
 def _dolmens(sizes: tuple[int, ...]) -> str:
-    if not sizes:
-        return "no dolmen"
-    word = "dolmen" if len(sizes) == 1 else "dolmens"
-    return f"{len(sizes)} {word} ({', '.join(map(str, sizes))})"
+    return f"{len(sizes)} ({', '.join(map(str, sizes))})" if sizes else "0"
 
 
 def standing(state: GameState) -> Result:
@@ -31,8 +28,9 @@ def standing(state: GameState) -> Result:
 
 
 def score_line(state: GameState) -> str:
-    """``"Red 2 dolmens (5, 3), White 1 dolmen (4): Red leads"``: each side's dolmens now and
-    who would win if the game ended here (``"even"`` when the tie-break cannot separate them)."""
+    """``"Red 2 (5, 3), White 1 (4): Red leads"``: how many dolmens each side has now (their
+    sizes in brackets) and who would win if the game ended here (``"even"`` when the tie-break
+    cannot separate them; ``"Red wins"`` or ``"a draw"`` once it is over)."""
     result = standing(state)
     red, white = result.dolmens
     lead = "even" if result.winner is None else f"{PLAYER_NAMES[result.winner]} leads"
