@@ -35,10 +35,10 @@ def captions(record: GameRecord) -> list[str]:
     Raises:
         RecordError: a move that does not parse or is illegal.
     """
-    return [caption for _, caption, _, _ in _positions(record)]
+    return [caption for _, caption, _, _ in positions(record)]
 
 
-def _positions(record: GameRecord) -> Iterator[tuple[GameState, str, tuple[int, ...], int | None]]:
+def positions(record: GameRecord) -> Iterator[tuple[GameState, str, tuple[int, ...], int | None]]:
     """Each position of the replay with its caption, the squares of the move just made and
     who made it (``None`` for the start)."""
     board = record.board
@@ -90,7 +90,7 @@ def frames(record: GameRecord, cell: int = 40) -> Iterator[tuple[Any, str]]:
     width, height = renderer.layout.width, renderer.layout.height
     caption_height = round(renderer.font_size * 1.9)
     caption_height += (height + caption_height) % 2  # even sizes suit video encoders
-    for state, caption, last, mover in _positions(record):
+    for state, caption, last, mover in positions(record):
         yield _with_caption(renderer, state, last, caption, mover, caption_height, width, height), caption
 
 

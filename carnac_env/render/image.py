@@ -33,11 +33,11 @@ import numpy as np
 
 from carnac_env.core.actions import tilt_colours
 from carnac_env.core.boards import Board, make_board
-from carnac_env.core.game import OVER, PLACE, PLAYER_NAMES, RESPOND, STANDING, GameState
+from carnac_env.core.game import OVER, PLACE, PLAYER_NAMES, STANDING, GameState
 from carnac_env.core.notation import column_name, square_name
 from carnac_env.core.scoring import groups
 from carnac_env.errors import CarnacError
-from carnac_env.render.score import score_line, tie_break_reason
+from carnac_env.render.score import score_line, tie_break_reason, turn_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage
@@ -550,16 +550,7 @@ class ImageRenderer:
 
     def status_line(self, state: GameState) -> str:
         """What the status panel's first line says: whose turn and what to do, or the result."""
-        board = self.board
-        if state.phase == OVER:
-            result = state.result()
-            if result.winner is None:
-                return "Game over: a draw"
-            return f"Game over: {self.player_label(result.winner)} wins"
-        who = self.player_label(state.to_act)
-        if state.phase == RESPOND:
-            return f"{who}: tilt or decline {square_name(board, state.pending)}"
-        return f"{who} to place a megalith"
+        return turn_line(state, self.names)
 
     def _draw_status(self, image: Any, state: GameState, text: str | None) -> None:
         """The panel below the board: whose turn (or the result), the supply (or the final

@@ -8,7 +8,8 @@ chain the core applies (more dolmens; then the largest dolmen, the second larges
 
 from __future__ import annotations
 
-from carnac_env.core.game import OVER, PLAYER_NAMES, GameState
+from carnac_env.core.game import OVER, PLAYER_NAMES, RESPOND, GameState
+from carnac_env.core.notation import square_name
 from carnac_env.core.scoring import Result
 
 _ORDINALS = ("largest", "2nd largest", "3rd largest")
@@ -66,3 +67,18 @@ def result_line(result: Result, names: tuple[str, str] | None = None) -> str:
         return f"A draw: {reason}"
     who = PLAYER_NAMES[result.winner] + (f" ({names[result.winner]})" if names else "")
     return f"{who} wins: {reason}"
+
+
+def turn_line(state: GameState, names: tuple[str, str] | None = None) -> str:
+    """Whose turn it is and what they must do (``"White: tilt or decline e4"``, ``"Red to
+    place a megalith"``), or the result (``"Game over: Red wins"``)."""
+
+    def label(player: int) -> str:
+        return PLAYER_NAMES[player] + (f" ({names[player]})" if names else "")
+
+    if state.phase == OVER:
+        winner = state.result().winner
+        return "Game over: a draw" if winner is None else f"Game over: {label(winner)} wins"
+    if state.phase == RESPOND:
+        return f"{label(state.to_act)}: tilt or decline {square_name(state.board, state.pending)}"
+    return f"{label(state.to_act)} to place a megalith"
