@@ -251,6 +251,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return GameRecord.from_actions(self.board, self.history, meta)
 
     # ----------------------------------------------------------------- rendering
+    def _repr_svg_(self) -> str:
+        """The current position as SVG, for Jupyter's inline display (see GameState._repr_svg_)."""
+        return self.game._repr_svg_()
+
     def render(self) -> str | np.ndarray | None:
         """Draw the game as set by ``render_mode`` (see the class docstring)."""
         if self.render_mode is None:
