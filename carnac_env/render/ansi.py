@@ -86,18 +86,18 @@ def render_text(
         return text
 
     label_width = len(str(rows))
-    width = label_width + 3 * cols + 2
+    line_width = label_width + 3 * cols + 2
 
     def x_of(c: int) -> int:
         return label_width + 2 + 3 * c
 
-    header = [" "] * width
+    header = [" "] * line_width
     for c in range(cols):
         for i, ch in enumerate(column_name(c)):
             header[x_of(c) + i] = ch
     lines = ["".join(header).rstrip()]
     for r in range(rows):
-        line = [" "] * width
+        line = [" "] * line_width
         line[:label_width] = list(f"{r + 1:>{label_width}}")
         for c in range(cols):
             square = r * cols + c
@@ -109,7 +109,7 @@ def render_text(
                 line[x + 1] = line[x + 2] = "-"
         lines.append("".join(line).rstrip())
         if r < rows - 1 and any(r * cols + c in south_joins for c in range(cols)):
-            marks = [" "] * width
+            marks = [" "] * line_width
             for c in range(cols):
                 if r * cols + c in south_joins:
                     marks[x_of(c)] = "|"
