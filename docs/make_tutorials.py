@@ -19,7 +19,7 @@ every ``python`` block that prints something, the page gets an output block:
 The pages that train networks (see ``TRAINING``) run with ``CARNAC_SMOKE=1``, the tiny
 budgets of CI, and their outputs say so. Every page also becomes a notebook in
 docs/tutorials/notebooks/ (Markdown cells and code cells, no stored outputs; a file block
-becomes a ``%%writefile`` cell, a bash block ``!`` lines), so the two never drift:
+becomes a ``%%writefile`` cell, a bash block a ``%%bash`` cell), so the two never drift:
 ``tests/test_notebooks.py`` checks the notebooks against the pages and executes them.
 """
 
@@ -105,7 +105,12 @@ def run_page(name: str, *, smoke: bool, repo: Path | None = None) -> list[str]:
         (work / "driver.py").write_text(DRIVER)
         if repo is not None and (repo / "examples").is_dir():
             (work / "examples").symlink_to(repo / "examples")
-        env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH", "")]))}
+        env = {
+            **os.environ,
+            "MPLBACKEND": "Agg",
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH", "")])),
+        }
         env.pop("CARNAC_SMOKE", None)
         if smoke:
             env["CARNAC_SMOKE"] = "1"
@@ -156,17 +161,12 @@ def notebook(name: str, text: str) -> dict:
         elif lang == "python":
             code(body)
         else:
-            lines = []
+            lines = ["%%bash"]
             for ln in body.splitlines():
-                stripped = ln.strip()
-                if not stripped or stripped.startswith("#"):
-                    lines.append(ln)
-                elif stripped.startswith("pip install"):
-                    lines.append(f"# {stripped}  (in a terminal, once)")
-                elif lines and lines[-1].endswith("\\"):
-                    lines.append(ln)
+                if ln.strip().startswith("pip install"):
+                    lines.append(f"# {ln.strip()}  (in a terminal, once)")
                 else:
-                    lines.append("!" + ln)
+                    lines.append(ln)
             code("\n".join(lines))
         start = m.end()
     markdown(text[start:])
@@ -194,6 +194,11 @@ def notebook_path(name: str) -> Path:
     return NOTEBOOKS / (Path(name).stem + ".ipynb")
 
 
+def _current(name: str) -> bool:
+    path = notebook_path(name)
+    return path.exists() and path.read_text(encoding="utf-8") == notebook_text(name)
+
+
 def write_notebooks() -> None:
     NOTEBOOKS.mkdir(exist_ok=True)
     for name in ORDER:
@@ -204,9 +209,16 @@ def write_notebooks() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--check"]:
-        stale = [name for name in ORDER if not notebook_path(name).exists() or notebook_path(name).read_text(encoding="utf-8") != notebook_text(name)]
+        stale = [
+            name
+            for name in ORDER
+            if not notebook_path(name).exists()
+            or notebook_path(name).read_text(encoding="utf-8") != notebook_text(name)
+        ]
         for name in stale:
-            print(f"stale: {notebook_path(name).relative_to(HERE.parent)} (run python docs/make_tutorials.py --notebooks)")
+            print(
+                f"stale: {notebook_path(name).relative_to(HERE.parent)} (run python docs/make_tutorials.py --notebooks)"
+            )
         return 1 if stale else 0
     if args not in ([], ["--notebooks"]) and not (args and args[0] == "--only"):
         print(__doc__)
