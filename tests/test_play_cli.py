@@ -159,5 +159,5 @@ def test_replay_gif_into_a_missing_folder_is_a_clean_error(tmp_path: Path):
 def test_notation_refuses_odd_numbers_with_the_package_error(text: str):
     from carnac_env.errors import CarnacError
 
-    with pytest.raises(CarnacError, match="action|digits"):
+    with pytest.raises(CarnacError, match=r"action|digits"):
         parse_action(make_board("small"), text, 0)
