@@ -15,6 +15,7 @@ import argparse
 import os
 import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -225,11 +226,11 @@ def _play_loop(
         try:
             action = env.parse_action(line)
         except ValueError as err:  # CarnacError, or a number Python will not read (e.g. '²', 5000 digits)
-            print(f"Not a move: {_short(str(err))}. Type 'moves' to list the legal moves.")
+            _say(f"Not a move: {_short(str(err))}. Type 'moves' to list the legal moves.", width)
             continue
         reason = refusal(game, action)
         if reason is not None:
-            print(f"{reason}. Type 'moves' to list the legal moves.")
+            _say(f"{reason}. Type 'moves' to list the legal moves.", width)
             continue
         show = True
         _step(env, action, f"{SEAT_NAMES[you]} (you)")
@@ -247,6 +248,11 @@ def _step(env: Any, action: int, who: str) -> None:
     note = cannot_tilt_note(before, action, env.game)
     if note:
         print(note)
+
+
+def _say(text: str, width: int) -> None:
+    """Print ``text`` wrapped at word boundaries to ``width`` columns."""
+    print(textwrap.fill(text, width=max(20, width), subsequent_indent="  ", break_long_words=False))
 
 
 def _short(text: str, limit: int = 120) -> str:
