@@ -2,6 +2,7 @@
 
     python docs/make_tutorials.py                 # run the tutorials, write their outputs into
                                                   # the pages and the notebooks beside them
+    python docs/make_tutorials.py --only play-by-hand.md   # one page (and all notebooks)
     python docs/make_tutorials.py --notebooks     # only rewrite the notebooks (no running)
     python docs/make_tutorials.py --check         # exit 1 if a notebook is stale
 
@@ -47,7 +48,6 @@ FENCE = re.compile(
 )
 TITLE = re.compile(r'title="(?P<file>[\w./-]+)"')
 OUTPUT = re.compile(r"\n<!-- output(?P<note>[^>]*)-->\n```text\n.*?^```[ \t]*\n", re.M | re.S)
-MARK = "\x1e--- carnac tutorial block {index} ---\x1e"
 
 DRIVER = """
 import contextlib, io, json, subprocess, sys
