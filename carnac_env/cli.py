@@ -168,6 +168,7 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         record = play_gui(board, args.opponent, args.seat, save, args.seed)
         if record is not None and record.result is not None:
             print(_result_line(record.result, _names(args)))
+        print(f"record saved to {save}")
         return 0
 
     from carnac_env.aec import raw_env

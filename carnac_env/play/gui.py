@@ -666,8 +666,8 @@ def play_gui(
         opponent: an agent spec for :func:`carnac_env.agents.make` (``"mcts"``,
             ``"greedy"``, ``"random"``, ``"mcts:sims=800"``) or an agent object.
         seat: 0 to play Red (first) or 1 to play White.
-        save: where to write the game record (JSON) when the window closes; ``None`` to
-            keep it only in the return value.
+        save: where to write the game record (JSON) when the window closes (or Ctrl-C
+            stops it); ``None`` to keep it only in the return value.
         seed: seeds the computer's choices.
         cell: square size in pixels (by default sized to the board).
 
@@ -686,6 +686,8 @@ def play_gui(
     app = GuiApp(controller)
     try:
         app.run()
+    except KeyboardInterrupt:  # Ctrl-C in the terminal: keep the game so far, as closing the window does
+        pass
     finally:
         app.close()
     record = controller.record()
