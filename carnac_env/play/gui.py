@@ -448,7 +448,7 @@ class GuiController:
                 ly += round(size * 1.3)
             reason = tie_break_reason(result)
             caption = [*_wrap(reason[0].upper() + reason[1:] + ".", font(size), self.width - x - pad)[:3]]
-            caption.append("Dolmens outlined: Red gold, White blue.")
+            caption.append("Outlines: Red gold, White blue.")
         elif self.human_to_act:
             caption = ["Click an empty square", "to place a megalith."]
         cy = wy1 + size // 3
