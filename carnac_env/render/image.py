@@ -290,6 +290,8 @@ class ImageRenderer:
             return previews
         square, orientation = tentative
         squares = self.board.squares
+        if isinstance(square, np.integer):
+            square = int(square)
         if not (isinstance(square, int) and 0 <= square < squares and orientation in (0, 1, 2, 3)):
             raise CarnacError(f"tentative={tentative!r}: expected (square 0..{squares - 1}, orientation 0..3)")
         if state.kinds[square]:
