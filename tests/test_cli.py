@@ -46,7 +46,7 @@ def test_play_a_whole_game_from_scripted_input(tmp_path: Path, seat: str) -> Non
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Place a megalith" in out or "Tilt the megalith just placed" in out  # the 'moves' help
-    assert "Not a legal move: 'nonsense' is not a move" in out
+    assert "Not a move: 'nonsense' is not a move" in out
     assert "z9" in out and "not on the 6 x 6 board" in out
     assert "Game over" in out
     assert f"record saved to {save}" in out
