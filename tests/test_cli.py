@@ -83,7 +83,7 @@ def test_replay_a_line_of_games_jsonl(tmp_path: Path) -> None:
         "--no-progress",
     )
     assert done.returncode == 0, done.stderr
-    assert "wins-draws-losses" in done.stdout and "elo" in done.stdout
+    assert "wins-draws-losses" in done.stdout and "rating" in done.stdout and "Elo scale" in done.stdout
     results = json.loads((out / "results.json").read_text())
     assert results["agents"] == ["random", "greedy"]
     record = GameRecord.load(out / "games.jsonl", line=2)
