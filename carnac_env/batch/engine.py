@@ -444,8 +444,8 @@ def _expect_int(name: str, value: Any, allowed: Any, expected: str) -> None:
 
 
 def _square_bytes(name: str, value: Any, squares: int) -> np.ndarray:
-    if not isinstance(value, bytes | bytearray) or len(value) != squares:
-        size = len(value) if isinstance(value, bytes | bytearray) else type(value).__name__
+    if not isinstance(value, bytearray) or len(value) != squares:
+        size = f"{len(value)} bytes" if isinstance(value, bytes | bytearray) else type(value).__name__
         raise CarnacError(f"{name} must be a bytearray of {squares} squares, got {size}")
     array = np.frombuffer(bytes(value), dtype=np.uint8).copy()
     if array.max(initial=0) > 2:
@@ -483,7 +483,12 @@ def _lying_pairs(board: Board, pairs: Any, cells: np.ndarray, kinds: np.ndarray)
 def _pending_fields(board: Board, state: GameState, kinds: np.ndarray) -> tuple[int, int, np.ndarray]:
     tilt_ok = np.zeros(4, dtype=bool)
     if state.phase != RESPOND:
-        if state.pending != -1 or tuple(state.pending_colours) != (0, 0):
+        if (
+            isinstance(state.pending, bool)
+            or state.pending != -1
+            or not isinstance(state.pending_colours, tuple)
+            or state.pending_colours != (0, 0)
+        ):
             raise CarnacError(
                 f"pending={state.pending!r}, pending_colours={state.pending_colours!r} outside the respond "
                 "phase; expected -1 and (0, 0)"

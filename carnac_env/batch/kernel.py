@@ -292,12 +292,14 @@ def tilt(st, i, direction):  # pragma: no cover - compiled
     second = st.tilt_squares[origin, direction, 1]
     ns = st.pending_ns[i]
     colour = (RED + WHITE - ns) if direction & 1 else ns
-    st.cells[i, origin] = 0
-    st.kinds[i, origin] = EMPTY
+    cells = st.cells
+    kinds = st.kinds
+    cells[i, origin] = 0
+    kinds[i, origin] = EMPTY
     show_square(st, i, origin)
     for square in (first, second):
-        st.cells[i, square] = colour
-        st.kinds[i, square] = LYING
+        cells[i, square] = colour
+        kinds[i, square] = LYING
         show_square(st, i, square)
     count = st.num_lying[i]
     st.lying[i, count, 0] = first
@@ -403,7 +405,21 @@ def reset_game(st, i):  # pragma: no cover - compiled
     st.pending_ns[i] = 0
     for d in range(4):
         st.tilt_ok[i, d] = False
-    refresh_views(st, i)
+    _fresh_views(st, i)
+
+
+@njit(inline="always", **_JIT)
+def _fresh_views(st, i):  # pragma: no cover - compiled
+    """The planes and place bits of an empty board (what :func:`refresh_views` gives)."""
+    planes = st.planes
+    for player in range(2):
+        for j in range(planes.shape[2]):
+            planes[player, i, j] = 0
+        for j in range(TO_ACT, planes.shape[2], NUM_PLANES):
+            planes[player, i, j] = 1
+    place_bits = st.place_bits
+    for a in range(place_bits.shape[1]):
+        place_bits[i, a] = True
 
 
 @njit(inline="always", **_JIT)
@@ -560,13 +576,13 @@ def step_all(st, actions, active, rewards, terminated, final, observer):  # prag
 @njit(inline="always", **_JIT)
 def _pick(st, i, u):  # pragma: no cover - compiled
     """The legal action number of rank ``floor(u * count)`` in increasing order, ``u`` in [0, 1)."""
-    kinds = st.kinds[i]
-    squares = kinds.shape[0]
+    kinds = st.kinds
+    squares = kinds.shape[1]
     if st.phase[i] == PLACE:
         k = int(u * (4 * st.empty[i]))
         rank = k // 4
         for s in range(squares):
-            if kinds[s] == EMPTY:
+            if kinds[i, s] == EMPTY:
                 if rank == 0:
                     return _place_number(s, k % 4)
                 rank -= 1
