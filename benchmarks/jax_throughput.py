@@ -93,32 +93,21 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float
 
 
 def batch_runners(board: str, batch: int, steps: int, seed: int = 0) -> dict[str, Callable[[], float]]:
-    """The same loop for the batched ``BatchGame`` (carnac_env.batch), once per available
-    backend (numba, numpy); empty when carnac_env.batch is absent."""
-    try:
-        from carnac_env.batch import BatchGame
-    except ImportError:
-        return {}
-    from carnac_env.errors import CarnacError
+    """The same loop for the batched ``BatchGame`` (carnac_env.batch, compiled with numba)."""
+    from carnac_env.batch import BatchGame
 
-    runners = {}
-    for backend in ("numba", "numpy"):
-        try:
-            games = BatchGame(board, num_envs=batch, seed=seed, backend=backend)
-        except CarnacError:  # backend="numba" without numba installed: no such row
-            continue
-        games.reset()
-        for _ in range(min(steps, 10)):
+    games = BatchGame(board, num_envs=batch, seed=seed)
+    games.reset()
+    for _ in range(min(steps, 10)):
+        games.step(games.sample_actions())
+
+    def timed() -> float:
+        start = time.perf_counter()
+        for _ in range(steps):
             games.step(games.sample_actions())
+        return time.perf_counter() - start
 
-        def timed(games=games) -> float:
-            start = time.perf_counter()
-            for _ in range(steps):
-                games.step(games.sample_actions())
-            return time.perf_counter() - start
-
-        runners[f"BatchGame {backend} ({board})"] = timed
-    return runners
+    return {f"BatchGame ({board})": timed}
 
 
 def label_propagation_check(board: str, batch: int, repeats: int) -> None:
