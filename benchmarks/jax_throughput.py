@@ -12,10 +12,9 @@ step's ``terminated`` and ``rewards``, as ``pgx.experimental.auto_reset`` does. 
 and batch size is timed ``--repeats`` times after one warm-up call (which also compiles);
 the table shows the median and the ratios to Pgx's othello and connect_four at the same
 batch size, measured in the same run. The batched engine (``carnac_env.batch.BatchGame``,
-when present, with its numba and numpy backends as available) plays the same random legal
-games with its own auto-reset and sampler, on the CPU, outside JAX (at most
-``--batch-steps`` steps per timed call: at batch 131,072 its numpy backend would otherwise
-take minutes per call).
+compiled with numba) plays the same random legal games with its own auto-reset and sampler,
+on the CPU, outside JAX (at most ``--batch-steps`` steps per timed call, to keep the large
+batches short).
 
     python benchmarks/jax_throughput.py                                   # GPU: the full run
     python benchmarks/jax_throughput.py --batch-sizes 1024,16384 --steps 20 --repeats 3   # a CPU
@@ -185,7 +184,7 @@ def main() -> None:
     parser.add_argument(
         "--engines",
         default="carnac,connect_four,othello,batch",
-        help="comma-separated subset of carnac, connect_four, othello, batch (the numba and numpy BatchGame)",
+        help="comma-separated subset of carnac, connect_four, othello, batch (the numba BatchGame)",
     )
     parser.add_argument(
         "--label-propagation",
