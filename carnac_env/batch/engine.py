@@ -38,7 +38,7 @@ own samples), produce identical steps.
 
 **One implementation.** The games are stepped by the compiled functions of
 :mod:`carnac_env.batch.kernel` (numba, a dependency of the package). The first use on a
-machine compiles them (about a minute at most, once) and caches the machine code on disk;
+machine compiles them (tens of seconds, once) and caches the machine code on disk;
 later processes load it (docs/performance.md gives both times). The pure-numpy path of
 earlier versions is gone: ``backend="numpy"`` raises a :class:`CarnacError` that says so.
 
@@ -59,7 +59,8 @@ from carnac_env.errors import CarnacError, IllegalActionError
 
 __all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores"]
 
-#: The most games one BatchGame holds (about 1.5 GB of state and outputs on medium).
+#: The most games one BatchGame holds: at this size the state and one step's outputs take
+#: about 3 GB on medium and 8 GB on le_menec.
 MAX_ENVS = 2**20
 #: How many illegal actions an error message lists before summarising the rest.
 _ERRORS_SHOWN = 5
