@@ -507,7 +507,6 @@ def _pending_fields(board: Board, state: GameState, kinds: np.ndarray) -> tuple[
         or isinstance(colours[0], bool)
     ):
         raise CarnacError(f"pending_colours={colours!r}; expected (1, 2) or (2, 1)")
-    for direction in range(4):
-        pair = board.tilt_squares[state.pending][direction]
-        tilt_ok[direction] = pair is not None and kinds[pair[0]] == EMPTY and kinds[pair[1]] == EMPTY
+    for direction in state.tilt_targets():  # the core's rule, on fields checked above
+        tilt_ok[direction] = True
     return int(state.pending), int(colours[0]), tilt_ok
