@@ -189,7 +189,9 @@ def make_board(board: str | Board = "medium", **rules: Any) -> Board:
             Changing anything but ``last_tilt`` on a named board makes it ``"custom"``.
 
     Raises:
-        CarnacError: an unknown board name, an unknown option, or an impossible board.
+        CarnacError: an unknown board name, an unknown option, or an impossible board
+            (including one with more than :data:`MAX_SIDE` rows or columns, refused before
+            any table is built).
     """
     unknown = sorted(set(rules) - set(RULE_OPTIONS))
     if unknown:
