@@ -803,3 +803,18 @@ def test_a_draw_gives_plus_zero() -> None:
     step = games.step([4])  # the last megalith, red on b1: no group reaches 3 squares, a draw
     assert step.terminated[0]
     assert tuple(step.rewards[0]) == (0.0, 0.0) and not np.signbit(step.rewards).any()
+
+
+def test_random_playout_refuses_states_it_could_not_play_safely() -> None:
+    """Cheap bounds checks: a state whose fields would take the compiled loop off its arrays
+    (or into an endless search for an empty square) is refused, not played."""
+    for field, value in [("cells", bytearray(3)), ("supply", -1), ("supply", 99), ("empty", 0), ("phase", 7)]:
+        state = GameState("small")
+        setattr(state, field, value)
+        with pytest.raises(CarnacError, match="malformed"):
+            random_playout(state, 0)
+    responding = GameState("small")
+    responding.apply(place_action(responding.board, 20, 0))
+    responding.pending = 10**6
+    with pytest.raises(CarnacError, match="malformed"):
+        random_playout(responding, 0)

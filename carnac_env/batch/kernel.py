@@ -360,7 +360,7 @@ def dolmen_winner(cells, neighbours, min_dolmen):  # pragma: no cover - compiled
     counts = np.zeros(2, np.int32)
     for start in range(squares):
         colour = cells[start]
-        if colour == 0 or seen[start]:
+        if (colour != RED and colour != WHITE) or seen[start]:
             continue
         seen[start] = True
         stack[0] = start
@@ -741,11 +741,38 @@ def playout_actions(state: GameState, seed: int) -> tuple[int, list[int]]:
     return winner, record[:moves].tolist()
 
 
+def _check_bounds(state: GameState) -> None:
+    """The few facts the compiled playout relies on to stay inside its arrays and to end
+    (cheap: a playout is called in tight loops). Not a full check of the state."""
+    board = state.board
+    squares = board.squares
+    phase, supply = state.phase, state.supply
+    if (
+        not isinstance(state.cells, bytearray)
+        or not isinstance(state.kinds, bytearray)
+        or len(state.cells) != squares
+        or len(state.kinds) != squares
+        or phase not in (PLACE, RESPOND, OVER)
+        or state.to_act not in (0, 1)
+        or not 0 <= supply <= board.megaliths
+        or len(state.lying) + supply > board.megaliths
+        or state.empty != state.kinds.count(EMPTY)
+        or (phase == PLACE and (supply == 0 or state.empty == 0))
+        or (phase == RESPOND and not 0 <= state.pending < squares)
+    ):
+        raise CarnacError(
+            f"random_playout got a malformed state (phase={phase!r}, to_act={state.to_act!r}, "
+            f"supply={supply!r}, empty={state.empty!r}, pending={state.pending!r}, {len(state.lying)} lying, "
+            f"{len(state.cells)} cells on a {squares}-square board); expected a game the core built or played"
+        )
+
+
 def _run_playout(state: GameState, seed: int, record: np.ndarray) -> tuple[int, int]:
     if not isinstance(state, GameState):
         raise CarnacError(f"random_playout needs a GameState, got {type(state).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise CarnacError(f"seed={seed!r} must be an integer")
+    _check_bounds(state)
     winner, moves = _playout(
         _board_tables(state.board),
         np.frombuffer(state.cells, dtype=np.uint8),
