@@ -1,7 +1,8 @@
 """The compiled rules of Carnac (numba): the one batched implementation, and random playouts.
 
-:class:`~carnac_env.batch.BatchGame` keeps its games in one :class:`KernelState` (a named
-tuple of arrays, one row per game) and steps them with the functions here; so does
+:class:`~carnac_env.batch.BatchGame` keeps its games in one :class:`KernelState` (a numba
+structref holding the board's tables and one row per game in each of its arrays) and steps
+them with the functions here; so does
 :func:`random_playout`, which plays one game to the end from a core
 :class:`~carnac_env.core.game.GameState`. The rules are written once, in small functions
 named for them:
@@ -14,6 +15,8 @@ named for them:
   :func:`carnac_env.core.scoring.score`'s winner);
 * :func:`write_observation` and :func:`write_mask`: the core's observation planes and
   legal mask for one game;
+* :func:`show_square`: both players' planes and the place bits of one square, kept up to
+  date move by move;
 * :func:`reset_game`: a fresh game in one slot.
 
 Nothing here declares a rule constant or derives geometry: phases, kinds, colours and plane
@@ -25,6 +28,12 @@ differential tests (tests/test_batch.py) play tens of thousands of games against
 Everything is compiled with ``cache=True``: the first import on a machine compiles once
 (see docs/performance.md for the time) and later processes load the machine code from
 numba's on-disk cache. The kernels take any board size without recompiling.
+
+A note for whoever edits the loops: inside a loop, read a field through a local variable
+(``planes = st.planes``) rather than ``st.planes[...]`` on every element (the latter
+reloads the field each time and measured 2.5x slower overall), but avoid creating local
+arrays or views once per game (each costs numba a reference-count call), and write copies
+as explicit loops (numba's slice assignment measured about 10x slower).
 """
 
 from __future__ import annotations
