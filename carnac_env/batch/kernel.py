@@ -29,11 +29,12 @@ Everything is compiled with ``cache=True``: the first import on a machine compil
 (see docs/performance.md for the time) and later processes load the machine code from
 numba's on-disk cache. The kernels take any board size without recompiling.
 
-A note for whoever edits the loops: inside a loop, read a field through a local variable
-(``planes = st.planes``) rather than ``st.planes[...]`` on every element (the latter
-reloads the field each time and measured 2.5x slower overall), but avoid creating local
-arrays or views once per game (each costs numba a reference-count call), and write copies
-as explicit loops (numba's slice assignment measured about 10x slower).
+A note for whoever edits the loops: for a loop over many elements, read the field through
+a local variable (``view = st.planes[player, i]``) rather than ``st.planes[...]`` on every
+element (the latter reloads the field each time; measured 2.5x slower overall); but each
+local array or view costs numba a reference-count call, so for one or two accesses index
+``st`` directly. Write copies as explicit loops (numba's slice assignment measured about
+10x slower).
 """
 
 from __future__ import annotations
