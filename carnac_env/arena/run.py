@@ -74,6 +74,8 @@ def run_arena(
     planned = schedule(settings.agents, settings.games, settings.seed)
     done = store.load_games({g.key: g for g in planned}, settings.board)
     todo = [g for g in planned if g.key not in done]
+    if not todo:
+        echo(f"all {len(planned)} games already played in {store.games_path}; nothing new to play")
     with sigterm_as_interrupt(), _finished_games(settings.board, todo, workers, ray) as finished:
         store.write_settings(stored)
         bar = None
@@ -142,5 +144,7 @@ def _finish(
     echo(format_table(results))
     if plot_ratings(results, store.plot_path):
         echo(f"ratings plot: {store.plot_path}")
-    echo(f"games: {store.games_path}; results: {store.results_path}")
+    else:
+        echo("no ratings plot: it needs matplotlib (pip install 'carnac-env[plot]')")
+    echo(f"games: {store.games_path}; results: {store.results_path}; settings: {store.settings_path}")
     return results

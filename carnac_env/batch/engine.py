@@ -38,7 +38,7 @@ own samples), produce identical steps.
 
 **One implementation.** The games are stepped by the compiled functions of
 :mod:`carnac_env.batch.kernel` (numba, a dependency of the package). The first use on a
-machine compiles them (about a minute at most, once) and caches the machine code on disk;
+machine compiles them (tens of seconds, once) and caches the machine code on disk;
 later processes load it (docs/performance.md gives both times). The pure-numpy path of
 earlier versions is gone: ``backend="numpy"`` raises a :class:`CarnacError` that says so.
 
@@ -59,7 +59,8 @@ from carnac_env.errors import CarnacError, IllegalActionError
 
 __all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores"]
 
-#: The most games one BatchGame holds (about 1.5 GB of state and outputs on medium).
+#: The most games one BatchGame holds: at this size the state and one step's outputs take
+#: about 3 GB on medium and 8 GB on le_menec.
 MAX_ENVS = 2**20
 #: How many illegal actions an error message lists before summarising the rest.
 _ERRORS_SHOWN = 5
@@ -444,8 +445,8 @@ def _expect_int(name: str, value: Any, allowed: Any, expected: str) -> None:
 
 
 def _square_bytes(name: str, value: Any, squares: int) -> np.ndarray:
-    if not isinstance(value, bytes | bytearray) or len(value) != squares:
-        size = len(value) if isinstance(value, bytes | bytearray) else type(value).__name__
+    if not isinstance(value, bytearray) or len(value) != squares:
+        size = f"{len(value)} bytes" if isinstance(value, bytes | bytearray) else type(value).__name__
         raise CarnacError(f"{name} must be a bytearray of {squares} squares, got {size}")
     array = np.frombuffer(bytes(value), dtype=np.uint8).copy()
     if array.max(initial=0) > 2:
@@ -483,7 +484,12 @@ def _lying_pairs(board: Board, pairs: Any, cells: np.ndarray, kinds: np.ndarray)
 def _pending_fields(board: Board, state: GameState, kinds: np.ndarray) -> tuple[int, int, np.ndarray]:
     tilt_ok = np.zeros(4, dtype=bool)
     if state.phase != RESPOND:
-        if state.pending != -1 or tuple(state.pending_colours) != (0, 0):
+        if (
+            isinstance(state.pending, bool)
+            or state.pending != -1
+            or not isinstance(state.pending_colours, tuple)
+            or state.pending_colours != (0, 0)
+        ):
             raise CarnacError(
                 f"pending={state.pending!r}, pending_colours={state.pending_colours!r} outside the respond "
                 "phase; expected -1 and (0, 0)"
@@ -501,7 +507,6 @@ def _pending_fields(board: Board, state: GameState, kinds: np.ndarray) -> tuple[
         or isinstance(colours[0], bool)
     ):
         raise CarnacError(f"pending_colours={colours!r}; expected (1, 2) or (2, 1)")
-    for direction in range(4):
-        pair = board.tilt_squares[state.pending][direction]
-        tilt_ok[direction] = pair is not None and kinds[pair[0]] == EMPTY and kinds[pair[1]] == EMPTY
+    for direction in state.tilt_targets():  # the core's rule, on fields checked above
+        tilt_ok[direction] = True
     return int(state.pending), int(colours[0]), tilt_ok

@@ -1,7 +1,8 @@
 """The compiled rules of Carnac (numba): the one batched implementation, and random playouts.
 
-:class:`~carnac_env.batch.BatchGame` keeps its games in one :class:`KernelState` (a named
-tuple of arrays, one row per game) and steps them with the functions here; so does
+:class:`~carnac_env.batch.BatchGame` keeps its games in one :class:`KernelState` (a numba
+structref holding the board's tables and one row per game in each of its arrays) and steps
+them with the functions here; so does
 :func:`random_playout`, which plays one game to the end from a core
 :class:`~carnac_env.core.game.GameState`. The rules are written once, in small functions
 named for them:
@@ -14,6 +15,8 @@ named for them:
   :func:`carnac_env.core.scoring.score`'s winner);
 * :func:`write_observation` and :func:`write_mask`: the core's observation planes and
   legal mask for one game;
+* :func:`show_square`: both players' planes and the place bits of one square, kept up to
+  date move by move;
 * :func:`reset_game`: a fresh game in one slot.
 
 Nothing here declares a rule constant or derives geometry: phases, kinds, colours and plane
@@ -25,6 +28,13 @@ differential tests (tests/test_batch.py) play tens of thousands of games against
 Everything is compiled with ``cache=True``: the first import on a machine compiles once
 (see docs/performance.md for the time) and later processes load the machine code from
 numba's on-disk cache. The kernels take any board size without recompiling.
+
+A note for whoever edits the loops: for a loop over many elements, read the field through
+a local variable (``view = st.planes[player, i]``) rather than ``st.planes[...]`` on every
+element (the latter reloads the field each time; measured 2.5x slower overall); but each
+local array or view costs numba a reference-count call, so for one or two accesses index
+``st`` directly. Write copies as explicit loops (numba's slice assignment measured about
+10x slower).
 """
 
 from __future__ import annotations
@@ -292,12 +302,14 @@ def tilt(st, i, direction):  # pragma: no cover - compiled
     second = st.tilt_squares[origin, direction, 1]
     ns = st.pending_ns[i]
     colour = (RED + WHITE - ns) if direction & 1 else ns
-    st.cells[i, origin] = 0
-    st.kinds[i, origin] = EMPTY
+    cells = st.cells
+    kinds = st.kinds
+    cells[i, origin] = 0
+    kinds[i, origin] = EMPTY
     show_square(st, i, origin)
     for square in (first, second):
-        st.cells[i, square] = colour
-        st.kinds[i, square] = LYING
+        cells[i, square] = colour
+        kinds[i, square] = LYING
         show_square(st, i, square)
     count = st.num_lying[i]
     st.lying[i, count, 0] = first
@@ -358,7 +370,7 @@ def dolmen_winner(cells, neighbours, min_dolmen):  # pragma: no cover - compiled
     counts = np.zeros(2, np.int32)
     for start in range(squares):
         colour = cells[start]
-        if colour == 0 or seen[start]:
+        if (colour != RED and colour != WHITE) or seen[start]:
             continue
         seen[start] = True
         stack[0] = start
@@ -403,7 +415,21 @@ def reset_game(st, i):  # pragma: no cover - compiled
     st.pending_ns[i] = 0
     for d in range(4):
         st.tilt_ok[i, d] = False
-    refresh_views(st, i)
+    _fresh_views(st, i)
+
+
+@njit(inline="always", **_JIT)
+def _fresh_views(st, i):  # pragma: no cover - compiled
+    """The planes and place bits of an empty board (what :func:`refresh_views` gives)."""
+    planes = st.planes
+    for player in range(2):
+        for j in range(planes.shape[2]):
+            planes[player, i, j] = 0
+        for j in range(TO_ACT, planes.shape[2], NUM_PLANES):
+            planes[player, i, j] = 1
+    place_bits = st.place_bits
+    for a in range(place_bits.shape[1]):
+        place_bits[i, a] = True
 
 
 @njit(inline="always", **_JIT)
@@ -560,13 +586,13 @@ def step_all(st, actions, active, rewards, terminated, final, observer):  # prag
 @njit(inline="always", **_JIT)
 def _pick(st, i, u):  # pragma: no cover - compiled
     """The legal action number of rank ``floor(u * count)`` in increasing order, ``u`` in [0, 1)."""
-    kinds = st.kinds[i]
-    squares = kinds.shape[0]
+    kinds = st.kinds
+    squares = kinds.shape[1]
     if st.phase[i] == PLACE:
         k = int(u * (4 * st.empty[i]))
         rank = k // 4
         for s in range(squares):
-            if kinds[s] == EMPTY:
+            if kinds[i, s] == EMPTY:
                 if rank == 0:
                     return _place_number(s, k % 4)
                 rank -= 1
@@ -725,11 +751,38 @@ def playout_actions(state: GameState, seed: int) -> tuple[int, list[int]]:
     return winner, record[:moves].tolist()
 
 
+def _check_bounds(state: GameState) -> None:
+    """The few facts the compiled playout relies on to stay inside its arrays and to end
+    (cheap: a playout is called in tight loops). Not a full check of the state."""
+    board = state.board
+    squares = board.squares
+    phase, supply = state.phase, state.supply
+    if (
+        not isinstance(state.cells, bytearray)
+        or not isinstance(state.kinds, bytearray)
+        or len(state.cells) != squares
+        or len(state.kinds) != squares
+        or phase not in (PLACE, RESPOND, OVER)
+        or state.to_act not in (0, 1)
+        or not 0 <= supply <= board.megaliths
+        or len(state.lying) + supply > board.megaliths
+        or state.empty != state.kinds.count(EMPTY)
+        or (phase == PLACE and (supply == 0 or state.empty == 0))
+        or (phase == RESPOND and not 0 <= state.pending < squares)
+    ):
+        raise CarnacError(
+            f"random_playout got a malformed state (phase={phase!r}, to_act={state.to_act!r}, "
+            f"supply={supply!r}, empty={state.empty!r}, pending={state.pending!r}, {len(state.lying)} lying, "
+            f"{len(state.cells)} cells on a {squares}-square board); expected a game the core built or played"
+        )
+
+
 def _run_playout(state: GameState, seed: int, record: np.ndarray) -> tuple[int, int]:
     if not isinstance(state, GameState):
         raise CarnacError(f"random_playout needs a GameState, got {type(state).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise CarnacError(f"seed={seed!r} must be an integer")
+    _check_bounds(state)
     winner, moves = _playout(
         _board_tables(state.board),
         np.frombuffer(state.cells, dtype=np.uint8),
