@@ -9,6 +9,7 @@ is any object with ``act(env) -> int``; name it in a spec by its import path
 (``mypackage.agents.MyAgent:depth=3``). See :mod:`carnac_env.agents.base` for the protocol.
 """
 
+from carnac_env.agents import az as _az  # noqa: F401  (registers the "az" agent)
 from carnac_env.agents.base import (
     Agent,
     FunctionAgent,
