@@ -9,7 +9,6 @@ is any object with ``act(env) -> int``; name it in a spec by its import path
 (``mypackage.agents.MyAgent:depth=3``). See :mod:`carnac_env.agents.base` for the protocol.
 """
 
-from carnac_env.agents import az as _az  # noqa: F401  (registers the "az" agent)
 from carnac_env.agents.base import (
     Agent,
     FunctionAgent,
@@ -23,6 +22,8 @@ from carnac_env.agents.base import (
 from carnac_env.agents.greedy import GreedyAgent, evaluate
 from carnac_env.agents.mcts import MCTSAgent
 from carnac_env.agents.random_agent import RandomAgent
+
+from carnac_env.agents import az as _az  # noqa: F401  # isort: skip  (registers "az", after the others)
 
 __all__ = [
     "Agent",
