@@ -237,6 +237,19 @@ class Trainer:
         self.steps += 1
         return {"loss": loss.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item()}
 
+    def buffer_loss(self) -> float:
+        """The loss (policy cross-entropy plus value squared error) over the whole replay
+        buffer as it stands, without augmentation or a gradient step."""
+        n = self.replay.size
+        self.net.eval()
+        with torch.no_grad():
+            logits, value = self.net(torch.from_numpy(self.replay.observations[:n]))
+            logits = logits.masked_fill(~torch.from_numpy(self.replay.masks[:n]), -1e9)
+            target = torch.from_numpy(self.replay.policies[:n])
+            policy_loss = -(target * functional.log_softmax(logits, dim=1)).sum(1).mean()
+            value_loss = functional.mse_loss(value, torch.from_numpy(self.replay.values[:n]))
+        return float(policy_loss + value_loss)
+
     def evaluate(self) -> dict[str, Any]:
         """Win rates (draws count half) of the current network with ``eval_sims`` simulations
         against greedy and against mcts, ``eval_games`` games each, seats alternating."""
@@ -314,11 +327,11 @@ class Trainer:
             rx = [r["games"] for r in rated]
             bottom.plot(rx, [r["vs_greedy"] for r in rated], "o-", label="vs greedy")
             bottom.plot(rx, [r["vs_mcts"] for r in rated], "s-", label=f"vs mcts:sims={self.config.mcts_sims}")
+            bottom.legend()
         bottom.axhline(0.5, color="grey", lw=0.5)
         bottom.set_ylim(-0.02, 1.02)
         bottom.set_ylabel(f"win rate (az:sims={self.config.eval_sims})")
         bottom.set_xlabel("games played")
-        bottom.legend()
         fig.suptitle(f"AlphaZero training on {self.config.board}")
         fig.tight_layout()
         fig.savefig(self.out / "curve.png", dpi=80)
