@@ -176,6 +176,7 @@ class Trainer:
         self.positions = 0
         self.steps = 0
         self.wall = 0.0
+        self.cpu = 0.0
         self.curve: list[dict[str, Any]] = []
         self.best_score = -1.0
         if checkpoint is not None:
@@ -186,6 +187,7 @@ class Trainer:
             torch.set_rng_state(checkpoint["torch_rng"])
             for key in ("iteration", "games_played", "positions", "steps", "wall", "curve", "best_score"):
                 setattr(self, key, checkpoint[key])
+            self.cpu = checkpoint.get("cpu", 0.0)
         _atomic_json(self.out / "config.json", asdict(self.config))
 
     # ---------------------------------------------------------------- pieces
@@ -202,6 +204,7 @@ class Trainer:
             "positions": self.positions,
             "steps": self.steps,
             "wall_seconds": round(self.wall, 1),
+            "cpu_seconds": round(self.cpu, 1),
             "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus".strip(),
             "torch": torch.__version__,
         }
@@ -290,6 +293,7 @@ class Trainer:
             "positions": self.positions,
             "steps": self.steps,
             "wall": self.wall,
+            "cpu": self.cpu,
             "curve": self.curve,
             "best_score": self.best_score,
         }
@@ -346,6 +350,7 @@ class Trainer:
         """One iteration (games, training, maybe evaluation, checkpoint); returns its curve row."""
         c = self.config
         start = time.perf_counter()
+        cpu_start = time.process_time()
         if self.iteration < c.bootstrap_iterations:
             samples, stats = greedy_games(self.board, c.games, self.rng, c.bootstrap_temperature)
             kind = "greedy"
@@ -374,7 +379,9 @@ class Trainer:
             self.net.eval()
             row.update(self.evaluate())
         self.wall += time.perf_counter() - start
+        self.cpu += time.process_time() - cpu_start
         row["wall_seconds"] = round(self.wall, 1)
+        row["cpu_seconds"] = round(self.cpu, 1)
         self.curve.append(row)
         net = self.numpy_net()
         net.save(self.out / "model.npz")
