@@ -111,3 +111,13 @@ def test_command_line(tmp_path, capsys):
     assert run(["--out", str(tmp_path), "--iterations", "2", "--no-progress"]) == 0
     assert "resuming" in capsys.readouterr().out
     assert len((tmp_path / "log.txt").read_text().splitlines()) == 2
+
+
+def test_init_from_a_model_of_another_board(tmp_path):
+    Trainer(tmp_path / "petit", Config(**TINY, iterations=1), progress=False).run()
+    source = tmp_path / "petit" / "model.npz"
+    small = Trainer(tmp_path / "small", Config(**dict(TINY, board="small"), init=str(source)), progress=False)
+    for name, value in PolicyValueNet.load(source).params.items():
+        np.testing.assert_array_equal(small.net.state_dict()[name].numpy(), value)
+    with pytest.raises(CarnacError, match="architecture"):
+        Trainer(tmp_path / "wide", Config(**dict(TINY, channels=16), init=str(source)), progress=False)

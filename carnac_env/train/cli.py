@@ -17,7 +17,7 @@ from carnac_env.errors import CarnacError
 BOARD_DEFAULTS = {
     "petit_menec": {},
     "small": {"games": 32, "sims": 48, "bootstrap_iterations": 6, "buffer": 60_000},
-    "medium": {"games": 24, "sims": 48, "bootstrap_iterations": 8, "buffer": 80_000, "channels": 48},
+    "medium": {"games": 24, "sims": 48, "bootstrap_iterations": 8, "buffer": 80_000},
 }
 
 _HELP = {
@@ -42,6 +42,7 @@ _HELP = {
     "eval_sims": "simulations of the az agent in evaluations",
     "mcts_sims": "simulations of the mcts opponent in evaluations",
     "threads": "PyTorch threads",
+    "init": "start a new run from the weights of this .npz model (same architecture; any board)",
 }
 
 

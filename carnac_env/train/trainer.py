@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch.nn import functional
 
-from carnac_env.agents.az import AZAgent
+from carnac_env.agents.az import AZAgent, PolicyValueNet
 from carnac_env.agents.base import make
 from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
@@ -75,6 +75,7 @@ class Config:
     eval_sims: int = 32
     mcts_sims: int = 200
     threads: int = 1
+    init: str = ""
 
 
 def _atomic_json(path: Path, data: Any) -> None:
@@ -179,6 +180,8 @@ class Trainer:
         self.cpu = 0.0
         self.curve: list[dict[str, Any]] = []
         self.best_score = -1.0
+        if checkpoint is None and c.init:
+            self._load_initial_weights(c.init)
         if checkpoint is not None:
             self.net.load_state_dict(checkpoint["net"])
             self.optimizer.load_state_dict(checkpoint["optimizer"])
@@ -191,6 +194,20 @@ class Trainer:
         _atomic_json(self.out / "config.json", asdict(self.config))
 
     # ---------------------------------------------------------------- pieces
+    def _load_initial_weights(self, path: str) -> None:
+        """Start from the weights of a numpy model (for example one trained on another board:
+        the network is fully convolutional, so it fits any board size)."""
+        model = PolicyValueNet.load(path)
+        c = self.config
+        mine = {"channels": c.channels, "blocks": c.blocks, "hidden": c.hidden}
+        theirs = dict(model.header["architecture"])
+        if {k: int(theirs.get(k, -1)) for k in mine} != mine:
+            raise CarnacError(
+                f"--init model {path!r} has architecture {theirs}; this run expects {mine} "
+                "(pass the same --channels, --blocks and --hidden)"
+            )
+        self.net.load_state_dict({name: torch.from_numpy(value.copy()) for name, value in model.params.items()})
+
     def numpy_net(self):
         """The current network as a numpy :class:`~carnac_env.agents.az.PolicyValueNet`."""
         return to_numpy(self.net, self.board, self.training_record())
