@@ -34,8 +34,9 @@ Options (spec ``az:sims=200:c=1.5:model=PATH``):
 * ``c``: the PUCT exploration constant (default 1.5);
 * ``model``: a model file (``.npz`` written by :meth:`PolicyValueNet.save`) or the name of
   a shipped model (``small``, ``petit_menec``); by default the shipped model for the game's
-  board, or, on a board without its own model, the ``small`` model (a fully convolutional
-  network plays on any board, but weakly outside the board it was trained on).
+  board, or, on a board without its own model, the first shipped of :data:`FALLBACK_MODELS`
+  (``small`` first: the network is fully convolutional and plays on any board, but it was
+  not trained there).
 
 The move is the most visited root action (ties: the higher prior, then the lower action
 number), so the agent is deterministic: the same position gives the same move.
@@ -76,8 +77,8 @@ FORMAT = "carnac-az"
 MODEL_VERSION = 1
 #: Where the shipped models live.
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-#: The board whose model plays boards that have none of their own.
-FALLBACK_MODEL = "small"
+#: The shipped models that play boards without one of their own, in order of preference.
+FALLBACK_MODELS = ("small", "medium", "petit_menec")
 
 
 # ---------------------------------------------------------------------------- the network
@@ -240,7 +241,8 @@ class PolicyValueNet:
         if not states:
             return [], np.zeros(0, dtype=np.float32)
         obs = np.stack([observation_planes(s, s.to_act) for s in states])
-        logits, values = self.forward(obs, supply_scale=self.megaliths)
+        # the supply as a fraction of the game's megaliths (the model's board's, when it plays its own)
+        logits, values = self.forward(obs, supply_scale=states[0].board.megaliths)
         priors = []
         for row, state in zip(logits, states):
             legal = state.legal_actions()
@@ -506,11 +508,12 @@ class AZAgent(SearchAgent):
             self._net.check_board(state)
             return self._net
         shipped = shipped_models()
-        name = state.board.name if state.board.name in shipped else FALLBACK_MODEL
-        if name not in shipped:
+        candidates = [state.board.name, *FALLBACK_MODELS]
+        name = next((n for n in candidates if n in shipped), None)
+        if name is None:
             raise CarnacError(
-                f"az: no shipped model for board {state.board.name!r} and no {FALLBACK_MODEL!r} model to fall "
-                f"back on (shipped: {', '.join(shipped) or 'none'}); pass az:model=PATH"
+                f"az: no shipped model for board {state.board.name!r} and none of {', '.join(FALLBACK_MODELS)} "
+                f"to fall back on (shipped: {', '.join(shipped) or 'none'}); pass az:model=PATH"
             )
         net = _cached(shipped[name])
         if name == state.board.name:
