@@ -336,3 +336,15 @@ def test_works_through_the_aec_env(tmp_path):
     agent = make(f"az:sims=4:model={path}")
     action = agent.act(env)
     assert action in env.unwrapped.game.legal_actions()
+
+
+def test_train_command_without_torch_says_what_to_install(tmp_path):
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None  # as if PyTorch were not installed\n"
+        "from carnac_env.train.cli import run\n"
+        f"raise SystemExit(run(['--out', {str(tmp_path / 'run')!r}, '--iterations', '1']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "needs PyTorch" in proc.stderr and "carnac-env[train]" in proc.stderr

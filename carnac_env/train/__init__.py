@@ -19,8 +19,12 @@ __all__ = ["Config", "Trainer"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from carnac_env.train import trainer
+    if name == "Config":
+        from carnac_env.train.config import Config
 
-        return getattr(trainer, name)
+        return Config
+    if name == "Trainer":
+        from carnac_env.train.trainer import Trainer
+
+        return Trainer
     raise AttributeError(f"module 'carnac_env.train' has no attribute {name!r}")

@@ -48,7 +48,7 @@ _HELP = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the trainer's options to ``parser``."""
-    from carnac_env.train.trainer import Config
+    from carnac_env.train.config import Config
 
     defaults = Config()
     parser.add_argument("--board", default="petit_menec", help="board to train on (default petit_menec)")
@@ -70,8 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run (or resume) training as ``args`` say; returns the exit status."""
+    from carnac_env.train.config import Config
+
     try:
-        from carnac_env.train.trainer import Config, Trainer
+        from carnac_env.train.trainer import Trainer
     except ImportError as err:
         print(f"carnac train needs PyTorch (pip install carnac-env[train]): {err}", file=sys.stderr)
         return 2

@@ -31,7 +31,7 @@ import math
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -45,37 +45,9 @@ from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.symmetry import symmetries, symmetry
+from carnac_env.train.config import Config
 from carnac_env.train.model import build, to_numpy
 from carnac_env.train.selfplay import Samples, greedy_games, selfplay_games
-
-
-@dataclass
-class Config:
-    """The settings of a run (``python -m carnac_env.train --help`` describes each)."""
-
-    board: str = "petit_menec"
-    seed: int = 0
-    iterations: int = 30
-    games: int = 32
-    bootstrap_iterations: int = 4
-    bootstrap_temperature: float = 8.0
-    sims: int = 32
-    c: float = 1.5
-    temperature_moves: int = 8
-    train_steps: int = 100
-    batch_size: int = 256
-    lr: float = 1e-3
-    weight_decay: float = 1e-4
-    buffer: int = 40_000
-    channels: int = 32
-    blocks: int = 3
-    hidden: int = 64
-    eval_every: int = 2
-    eval_games: int = 10
-    eval_sims: int = 32
-    mcts_sims: int = 200
-    threads: int = 1
-    init: str = ""
 
 
 def _atomic_json(path: Path, data: Any) -> None:
