@@ -32,6 +32,7 @@ NEEDS = {
     "write-an-agent.md": [],
     "train-maskable-ppo.md": ["torch", "sb3_contrib"],
     "self-play.md": ["torch"],
+    "alphazero.md": ["torch"],
 }
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S
