@@ -121,3 +121,13 @@ def test_init_from_a_model_of_another_board(tmp_path):
         np.testing.assert_array_equal(small.net.state_dict()[name].numpy(), value)
     with pytest.raises(CarnacError, match="architecture"):
         Trainer(tmp_path / "wide", Config(**dict(TINY, channels=16), init=str(source)), progress=False)
+
+
+def test_carnac_train_runs_the_same_command_line(tmp_path, capsys):
+    from carnac_env.cli import main
+
+    argv = ["train", "--board", "petit_menec", "--out", str(tmp_path), "--iterations", "1", "--games", "2"]
+    argv += ["--sims", "2", "--train-steps", "2", "--eval-every", "0", "--no-progress"]
+    assert main(argv) == 0
+    assert (tmp_path / "model.npz").exists()
+    assert make(f"az:model={tmp_path / 'model.npz'}:sims=0").choose(GameState("petit_menec")) in range(149)

@@ -95,7 +95,7 @@ def test_block_extraction():
 
 
 #: the tutorials that train networks (a minute or two each, even with smoke budgets)
-SLOW = {"train-maskable-ppo.md", "self-play.md"}
+SLOW = {"train-maskable-ppo.md", "self-play.md", "alphazero.md"}
 
 
 def _make_tutorials():
