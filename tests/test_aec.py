@@ -15,6 +15,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import carnac_env
+from carnac_env.aec import info_dolmen_slots
 from carnac_env.core import BOARDS, legal_mask, observation_planes
 from carnac_env.core.observation import NUM_PLANES, PLANE_NAMES
 from carnac_env.errors import CarnacError
@@ -268,21 +269,36 @@ def _play_out(env, rng) -> list[tuple[str, float, dict]]:
     return seen
 
 
+def sizes(info: dict) -> list[int]:
+    """The dolmen sizes in an info (the fixed-length array without its zero padding)."""
+    return [int(size) for size in info["dolmens"] if size]
+
+
+def assert_info_shape(info: dict, board) -> None:
+    """The same keys, types and shapes at every step (what Tianshou's buffers need)."""
+    assert set(info) == {"dolmens", "score", "winner"}
+    assert info["dolmens"].dtype == np.int16 and info["dolmens"].shape == (info_dolmen_slots(board),)
+    assert type(info["score"]) is int and type(info["winner"]) is int and info["winner"] in (-1, 0, 1)
+
+
 def test_rewards_only_at_the_end_and_infos() -> None:
     env = carnac_env.env(board="petit_menec")
     env.reset(seed=4)
     seen = _play_out(env, np.random.default_rng(4))
     playing = [s for s in seen if not s[3]]
     assert all(reward == 0 for _, reward, _, _ in playing)
-    assert all(info == {} for _, _, info, _ in playing)
+    for _, _, info, _ in seen:
+        assert_info_shape(info, env.unwrapped.board)
+    assert all(not sizes(info) and info["score"] == 0 and info["winner"] == -1 for _, _, info, _ in playing)
     final = {agent: (reward, info) for agent, reward, info, done in seen if done}
     assert set(final) == {"player_0", "player_1"}
     result = env.unwrapped.game.result()
     for player, agent in enumerate(("player_0", "player_1")):
         reward, info = final[agent]
         assert reward == result.reward(player)
-        assert info["dolmens"] == sorted(info["dolmens"], reverse=True) == list(result.dolmens[player])
+        assert sizes(info) == sorted(sizes(info), reverse=True) == list(result.dolmens[player])
         assert info["score"] == result.scores[player]
+        assert info["winner"] == (-1 if result.winner is None else result.winner)
     assert {final["player_0"][0], final["player_1"][0]} in ({1, -1}, {0})
 
 
@@ -301,8 +317,9 @@ def test_win_and_loss_rewards_on_a_known_game() -> None:
         rewards[agent] = (reward, info)
         env.step(None)
     assert rewards["player_0"][0] == 1 and rewards["player_1"][0] == -1
-    assert rewards["player_0"][1]["dolmens"] == [3] and rewards["player_0"][1]["score"] == 103
-    assert rewards["player_1"][1]["dolmens"] == [] and rewards["player_1"][1]["score"] == 0
+    assert sizes(rewards["player_0"][1]) == [3] and rewards["player_0"][1]["score"] == 103
+    assert sizes(rewards["player_1"][1]) == [] and rewards["player_1"][1]["score"] == 0
+    assert rewards["player_0"][1]["winner"] == rewards["player_1"][1]["winner"] == 0
 
 
 def test_draw_rewards() -> None:
@@ -315,7 +332,7 @@ def test_draw_rewards() -> None:
         _, reward, terminated, _, info = env.last()
         assert terminated
         final[agent] = reward
-        assert info["dolmens"] == [] and info["score"] == 0
+        assert sizes(info) == [] and info["score"] == 0 and info["winner"] == -1
         env.step(None)
     assert final == {"player_0": 0, "player_1": 0}
 
@@ -330,7 +347,7 @@ def test_reset_into_a_finished_game_delivers_the_rewards() -> None:
     for agent in env.agent_iter():
         _, reward, terminated, _, info = env.last()
         assert terminated
-        final[agent] = (reward, info["dolmens"])
+        final[agent] = (reward, sizes(info))
         env.step(None)
     assert final == {"player_0": (1, [3]), "player_1": (-1, [])}
 

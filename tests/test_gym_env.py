@@ -97,8 +97,10 @@ def test_every_observation_is_the_learners_turn_and_matches_the_core(seat: int) 
         assert reward == env.game.result().reward(seat)
         np.testing.assert_array_equal(obs, observation_planes(game, seat))
         assert not info["action_mask"].any() and not env.action_masks().any()
-        assert info["winner"] in ("player_0", "player_1", None)
-        assert info["dolmens"] == list(env.game.result().dolmens[seat]) and "score" in info
+        result = env.game.result()
+        assert info["winner"] == (-1 if result.winner is None else result.winner)
+        assert [int(size) for size in info["dolmens"] if size] == list(result.dolmens[seat])
+        assert info["score"] == result.scores[seat]
 
 
 def test_mask_in_info_and_action_masks_agree_with_the_core() -> None:
@@ -176,7 +178,7 @@ def test_illegal_action_loses_by_default_and_changes_nothing() -> None:
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     _obs, reward, done, truncated, info = env.step(illegal)
     assert (reward, done, truncated) == (-1.0, True, False)
-    assert "is illegal" in info["illegal_action"]
+    assert info["illegal_action"] is True and "is illegal" in env.unwrapped.forfeit
     assert env.game == before
     assert not env.action_masks().any()
     with pytest.raises(CarnacError, match="reset"):
