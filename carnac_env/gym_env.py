@@ -34,10 +34,13 @@ plane as 0/255, the supply plane as ``255 * supply // megaliths``, and each squa
 block of ``image_scale`` x ``image_scale`` pixels (by default the smallest block that makes the
 image at least 36 pixels each way, the least that SB3's default ``NatureCNN`` takes). This is
 what SB3's ``CnnPolicy`` and its env checker expect of an image, so stock policies train on it
-without a custom feature extractor (:func:`image_observation`). ``observation="dict"`` gives
-``Dict(observation=Box(int8, (rows, cols, 9)), action_mask=Box(int8, (num_actions,)))`` as
-the AEC env does: SB3's ``MultiInputPolicy`` takes it, and TorchRL's ``GymEnv`` then carries the
-mask as an ``"action_mask"`` entry for its ``ActionMask`` transform.
+without a custom feature extractor (:func:`image_observation`).
+
+``mask_in_observation=True`` puts the mask beside the board, as the AEC env does:
+``Dict(observation=<planes or image>, action_mask=Box(int8, (num_actions,)))``. With
+``observation="image"`` this is what SB3's ``MultiInputPolicy`` takes without warnings; with
+the planes, TorchRL's ``GymEnv`` carries the mask as an ``"action_mask"`` entry for its
+``ActionMask`` transform.
 
 An action outside the action space raises :class:`~carnac_env.errors.CarnacError`. An
 action in the space that the rules forbid now is handled as ``illegal_action`` says:
@@ -77,8 +80,17 @@ from carnac_env.errors import CarnacError, IllegalActionError, UnknownOptionErro
 
 SEATS = (0, 1, "random")
 ILLEGAL_ACTION_MODES = ("lose", "raise")
-OBSERVATION_LAYOUTS = ("planes", "image", "dict")
-ENV_OPTIONS = ("board", "opponent", "seat", "render_mode", "illegal_action", "observation", "image_scale")
+OBSERVATION_LAYOUTS = ("planes", "image")
+ENV_OPTIONS = (
+    "board",
+    "opponent",
+    "seat",
+    "render_mode",
+    "illegal_action",
+    "observation",
+    "image_scale",
+    "mask_in_observation",
+)
 #: The least image side that SB3's default CNN (NatureCNN) accepts.
 MIN_IMAGE_SIDE = 36
 
@@ -179,11 +191,12 @@ class CarnacEnv(gym.Env):
         seat: the learner's seat: 0, 1 or ``"random"``.
         render_mode: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (as the AEC env).
         illegal_action: ``"lose"`` (default) or ``"raise"``; see the module docstring.
-        observation: ``"planes"`` (default, int8 ``(rows, cols, 9)``), ``"image"`` (uint8
-            ``(9, H, W)`` for SB3's ``CnnPolicy``) or ``"dict"`` (planes and mask, for SB3's
-            ``MultiInputPolicy`` and TorchRL's ``ActionMask``); see the module docstring.
+        observation: ``"planes"`` (default, int8 ``(rows, cols, 9)``) or ``"image"`` (uint8
+            ``(9, H, W)`` for SB3's ``CnnPolicy``); see the module docstring.
         image_scale: pixels per square for ``observation="image"`` (default: the least that
             makes the image 36 pixels each way).
+        mask_in_observation: ``True`` for a ``Dict(observation, action_mask)`` observation
+            (SB3's ``MultiInputPolicy``, TorchRL's ``ActionMask``); the mask stays in ``info``.
         **rules: rules options (``rows``, ``cols``, ``megaliths``, ``min_dolmen``, ``last_tilt``).
 
     Raises:
@@ -203,6 +216,7 @@ class CarnacEnv(gym.Env):
         illegal_action: str = "lose",
         observation: str = "planes",
         image_scale: int | None = None,
+        mask_in_observation: bool = False,
         **rules: Any,
     ) -> None:
         check_options(rules, ENV_OPTIONS, "carnac_env/Carnac-v0")
@@ -210,7 +224,10 @@ class CarnacEnv(gym.Env):
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise CarnacError(f"illegal_action={illegal_action!r}; expected 'lose' or 'raise'")
         if observation not in OBSERVATION_LAYOUTS:
-            raise CarnacError(f"observation={observation!r}; expected 'planes', 'image' or 'dict'")
+            raise CarnacError(f"observation={observation!r}; expected 'planes' or 'image'")
+        if mask_in_observation not in (True, False):
+            raise CarnacError(f"mask_in_observation={mask_in_observation!r}; expected True or False")
+        self.mask_in_observation = bool(mask_in_observation)
         if image_scale is not None and (
             isinstance(image_scale, bool) or not isinstance(image_scale, int) or not 1 <= image_scale <= 64
         ):
@@ -224,12 +241,12 @@ class CarnacEnv(gym.Env):
         self.opponent = make_opponent(opponent, seed=0)
         self.aec = raw_env(board=self.board, render_mode=render_mode)
         self.render_mode = render_mode
-        if observation == "image":
-            self.observation_space = image_space(self.board, self.image_scale)
-        elif observation == "dict":
-            self.observation_space = observation_space(self.board)
+        aec_space = observation_space(self.board)
+        board_space = image_space(self.board, self.image_scale) if observation == "image" else aec_space["observation"]
+        if self.mask_in_observation:
+            self.observation_space = spaces.Dict({"observation": board_space, "action_mask": aec_space["action_mask"]})
         else:
-            self.observation_space = observation_space(self.board)["observation"]
+            self.observation_space = board_space
         self.action_space = spaces.Discrete(self.board.num_actions)
         self.seat = 0 if seat == "random" else int(seat)
 
@@ -321,12 +338,12 @@ class CarnacEnv(gym.Env):
             self.aec.step(int(action))
 
     def _observe(self) -> Any:
-        planes = observation_planes(self.aec.game, self.seat)
+        board = observation_planes(self.aec.game, self.seat)
         if self.observation_layout == "image":
-            return image_observation(planes, self.board, self.image_scale)
-        if self.observation_layout == "dict":
-            return {"observation": planes, "action_mask": self.action_masks().astype(np.int8)}
-        return planes
+            board = image_observation(board, self.board, self.image_scale)
+        if self.mask_in_observation:
+            return {"observation": board, "action_mask": self.action_masks().astype(np.int8)}
+        return board
 
     def _info(self) -> dict[str, Any]:
         facts = self.aec.infos.get(AGENTS[self.seat]) if self.aec.game.is_over else None

@@ -413,19 +413,26 @@ def test_image_layout_is_an_sb3_image(board: str) -> None:
         check_env(CarnacEnv(board, observation="image"), skip_render_check=True)
 
 
-def test_dict_layout_carries_the_mask() -> None:
-    env = CarnacEnv("small", observation="dict")
+@pytest.mark.parametrize("layout", ["planes", "image"])
+def test_mask_in_observation(layout: str) -> None:
+    env = CarnacEnv("small", observation=layout, mask_in_observation=True)
     obs, info = env.reset(seed=0)
-    assert obs in env.observation_space
+    assert obs in env.observation_space and set(obs) == {"observation", "action_mask"}
     np.testing.assert_array_equal(obs["action_mask"].astype(bool), info["action_mask"])
-    np.testing.assert_array_equal(obs["observation"], observation_planes(env.game, env.seat))
+    plain = CarnacEnv("small", observation=layout)
+    np.testing.assert_array_equal(obs["observation"], plain.reset(seed=0)[0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(CarnacEnv("small", observation="dict"), skip_render_check=True)
+        check_env(CarnacEnv("small", observation=layout, mask_in_observation=True), skip_render_check=True)
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "fragment"), [({"observation": "pixels"}, "observation"), ({"image_scale": 0}, "image_scale")]
+    ("kwargs", "fragment"),
+    [
+        ({"observation": "pixels"}, "observation"),
+        ({"image_scale": 0}, "image_scale"),
+        ({"mask_in_observation": 1.5}, "mask"),
+    ],
 )
 def test_bad_layout_arguments(kwargs: dict, fragment: str) -> None:
     with pytest.raises(CarnacError, match=fragment):
