@@ -832,3 +832,33 @@ def test_fuzz_raw_reset_is_a_package_error_or_a_new_game(options, seed) -> None:
         assert _snapshot(env) == before
     else:
         assert env.agents == ["player_0", "player_1"]
+
+
+# ---------------------------------------------------------------- PettingZoo's Parallel API
+
+
+def test_parallel_api_through_turn_based_aec_to_parallel() -> None:
+    """The documented route to PettingZoo's Parallel API (aec_to_parallel refuses: Carnac is
+    not parallelizable). Each parallel step carries the action of the agent to act; the other
+    agent's entry is ignored."""
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    parallel_api_test(turn_based_aec_to_parallel(carnac_env.env(board="small")), num_cycles=300)
+    env = turn_based_aec_to_parallel(carnac_env.env(board="small"))
+    observations, infos = env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    total = dict.fromkeys(env.possible_agents, 0.0)
+    for _ in range(200):
+        actions = {}
+        for agent, obs in observations.items():
+            legal = np.flatnonzero(obs["action_mask"])
+            actions[agent] = int(rng.choice(legal)) if len(legal) else 0
+        observations, rewards, terminations, _, infos = env.step(actions)
+        for agent, reward in rewards.items():
+            total[agent] += reward
+        if all(terminations.values()):
+            break
+    assert all(terminations.values())
+    assert sorted(total.values()) in ([-1, 1], [0, 0])
+    assert all(info["winner"] in (-1, 0, 1) for info in infos.values())
