@@ -148,4 +148,5 @@ def test_torchrl_pettingzoo_wrapper() -> None:
         env = PettingZooWrapper(env=carnac_env.env(board="small"), use_mask=True, categorical_actions=True)
     check_env_specs(env, seed=0)
     td = env.reset()
-    assert td["player_0", "action_mask"].any() and not td["player_1", "action_mask"].any()
+    assert td["player_0", "mask"].all() and not td["player_1", "mask"].any()  # Red acts first
+    assert td["player_0", "action_mask"].sum() == 4 * 5 * 8  # any square, any orientation
