@@ -150,3 +150,39 @@ def test_torchrl_pettingzoo_wrapper() -> None:
     td = env.reset()
     assert td["player_0", "mask"].all() and not td["player_1", "mask"].any()  # Red acts first
     assert td["player_0", "action_mask"].sum() == 4 * 5 * 8  # any square, any orientation
+
+
+# ---------------------------------------------------------------- RLlib
+
+
+def test_rllib_module_is_our_own_and_masks_illegal_actions() -> None:
+    """examples/rllib_ppo.py's RLModule: current API stack, nothing from RLlib's examples package."""
+    require("torch")
+    require("ray")
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    try:
+        import rllib_ppo
+    finally:
+        sys.path.pop(0)
+    assert not any(name.startswith("ray.rllib.examples") for name in sys.modules)
+    from ray.rllib.core.columns import Columns
+
+    env = carnac_env.env(board="small")
+    env.reset(seed=0)
+    module = rllib_ppo.MaskedPolicyValueModule(
+        observation_space=env.observation_space("player_0"),
+        action_space=env.action_space("player_0"),
+        model_config={"hidden": 16},
+    )
+    seen = env.observe("player_0")
+    batch = {Columns.OBS: {key: torch.as_tensor(value[None]) for key, value in seen.items()}}
+    logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+    legal = torch.as_tensor(seen["action_mask"] > 0)
+    assert logits.shape == (1, env.action_space("player_0").n)
+    assert (logits[0][~legal] < -1e30).all() and (logits[0][legal] > -1e30).all()
+    assert module.compute_values(batch).shape == (1,)
