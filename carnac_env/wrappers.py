@@ -68,6 +68,13 @@ def _fast(base: type, guarded: bool = False) -> type:
     return type(base.__name__, (base,), namespace)
 
 
+def _refuse_bools(raw: Any, action: Any) -> None:
+    """A ``bool`` is not an action number (numpy would read it as a mask index)."""
+    if isinstance(action, bool | np.bool_) or (isinstance(action, np.ndarray) and action.dtype == np.bool_):
+        last = raw.action_space(raw.agent_selection).n - 1
+        raise CarnacError(f"action {action!r} is a bool; expected an action number, 0 to {last}")
+
+
 class TerminateIllegalWrapper(_fast(wrappers.TerminateIllegalWrapper)):  # type: ignore[misc]
     """PettingZoo's ``TerminateIllegalWrapper`` (an illegal move loses), direct forwarding,
     a package error for ``bool`` actions and no growing ``EnvLogger`` queue."""
@@ -78,9 +85,7 @@ class TerminateIllegalWrapper(_fast(wrappers.TerminateIllegalWrapper)):  # type:
         Raises:
             CarnacError: ``action`` is a bool (``True`` is not an action number).
         """
-        if isinstance(action, bool | np.bool_) or (isinstance(action, np.ndarray) and action.dtype == np.bool_):
-            last = self.action_space(self.agent_selection).n - 1
-            raise CarnacError(f"action {action!r} is a bool; expected an action number, 0 to {last}")
+        _refuse_bools(self._raw, action)
         queued = len(EnvLogger.mqueue)
         try:
             super().step(action)
@@ -89,7 +94,17 @@ class TerminateIllegalWrapper(_fast(wrappers.TerminateIllegalWrapper)):  # type:
 
 
 AssertOutOfBoundsWrapper = _fast(wrappers.AssertOutOfBoundsWrapper)
-OrderEnforcingWrapper = _fast(wrappers.OrderEnforcingWrapper, guarded=True)
+
+
+class OrderEnforcingWrapper(_fast(wrappers.OrderEnforcingWrapper, guarded=True)):  # type: ignore[misc]
+    """PettingZoo's ``OrderEnforcingWrapper`` with direct forwarding; a ``bool`` action is refused
+    here, before ``AssertOutOfBoundsWrapper`` would assert on it."""
+
+    def step(self, action: Any) -> None:
+        """As PettingZoo's wrapper, after refusing ``bool`` actions with a CarnacError."""
+        if self._has_reset:
+            _refuse_bools(self._raw, action)
+        super().step(action)
 
 
 def wrap(raw: AECEnv, illegal_reward: float = -1) -> AECEnv:
