@@ -330,3 +330,30 @@ def test_fuzz_vector_step_is_a_package_error_or_a_step(actions, legal: bool) -> 
     except CarnacError:
         assert [envs.games.get_state(i) for i in range(3)] == before
         np.testing.assert_array_equal(envs.action_masks(), mask)
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    seed=st.one_of(
+        st.none(),
+        st.integers(-3, 2**64),
+        st.booleans(),
+        st.text(max_size=2),
+        st.lists(st.one_of(st.integers(-2, 2**40), st.none(), st.booleans()), max_size=4),
+    ),
+    options=st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)),
+)
+def test_fuzz_vector_reset_is_a_package_error_or_a_reset(seed, options) -> None:
+    envs = CarnacVectorEnv(3, board="small", seat="random", backend="numpy")
+    _obs, infos = envs.reset(seed=0)
+    envs.step(learner_actions(infos["action_mask"], 0))
+    before = [envs.games.get_state(i) for i in range(3)]
+    mask, seats = envs.action_masks(), envs.seats
+    try:
+        _obs, infos = envs.reset(seed=seed, options=options)
+    except CarnacError:
+        assert [envs.games.get_state(i) for i in range(3)] == before
+        np.testing.assert_array_equal(envs.action_masks(), mask)
+        np.testing.assert_array_equal(envs.seats, seats)
+    else:
+        np.testing.assert_array_equal(infos["action_mask"], envs.action_masks())
