@@ -95,6 +95,32 @@ def test_bradley_terry_orders_and_separates() -> None:
     assert even["p"]["elo"] == pytest.approx(0.0, abs=0.5)
 
 
+def test_bradley_terry_scale_matches_the_closed_form() -> None:
+    """Two players: the maximum-likelihood Elo gap is 400 * log10(wins / losses), where every
+    pair's virtual draw counts half a win each way (PRIOR_DRAWS = 1): 30-10 gives
+    400 * log10(30.5 / 10.5) = 185.2; the bare fit gives 400 * log10(3) = 190.8."""
+    import math
+
+    import numpy as np
+
+    from carnac_env.arena import PRIOR_DRAWS
+    from carnac_env.arena.ratings import _fit
+
+    assert PRIOR_DRAWS == 1.0
+    ratings = bradley_terry(["p", "q"], [{"a": "p", "b": "q", "wins_a": 30, "wins_b": 10, "draws": 0}])
+    gap = ratings["p"]["elo"] - ratings["q"]["elo"]
+    assert gap == pytest.approx(400 * math.log10(30.5 / 10.5), abs=0.11)
+    assert round(gap, 1) == pytest.approx(185.2, abs=0.11)
+    assert ratings["p"]["elo"] == pytest.approx(-ratings["q"]["elo"], abs=0.05)  # centred on 0
+    theta = _fit(np.array([[0.0, 30.0], [10.0, 0.0]])) * (400 / math.log(10))
+    assert theta[0] - theta[1] == pytest.approx(400 * math.log10(3), abs=1e-6)  # 190.85
+    # the gap is the same with the roles swapped, and a draw-only record gives no gap
+    swapped = bradley_terry(["q", "p"], [{"a": "q", "b": "p", "wins_a": 10, "wins_b": 30, "draws": 0}])
+    assert swapped["p"]["elo"] - swapped["q"]["elo"] == pytest.approx(gap, abs=0.11)
+    even = bradley_terry(["p", "q"], [{"a": "p", "b": "q", "wins_a": 0, "wins_b": 0, "draws": 8}])
+    assert even["p"]["elo"] == even["q"]["elo"] == 0.0
+
+
 def test_same_games_for_any_number_of_workers(tmp_path: Path) -> None:
     one = run_arena(AGENTS[:2], tmp_path / "one", board="petit_menec", games=4, workers=1, progress=False, echo=quiet)
     two = run_arena(AGENTS[:2], tmp_path / "two", board="petit_menec", games=4, workers=2, progress=False, echo=quiet)

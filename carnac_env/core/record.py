@@ -10,6 +10,13 @@ A record is one JSON object (one line of a ``games.jsonl`` file)::
 ``result`` is ``null`` for an unfinished game. Any other keys (agent names, seats, a seed)
 are kept in :attr:`GameRecord.meta` and written back. :meth:`GameRecord.replay` plays the
 moves through the rules core and checks the stored result against the replayed one.
+
+Records are data: reading one parses JSON and nothing else (nothing is unpickled, imported
+or run). Every malformed input raises :class:`~carnac_env.errors.RecordError`, including
+text that is not UTF-8, JSON nested too deeply, and records (or lines of a ``.jsonl``
+file) larger than :data:`MAX_RECORD_BYTES`, which are refused before they are parsed.
+The board a record names is checked by :func:`~carnac_env.core.boards.make_board` before
+anything is built on it.
 """
 
 from __future__ import annotations
@@ -29,6 +36,11 @@ from carnac_env.errors import CarnacError, RecordError
 FORMAT = "carnac-record"
 VERSION = 1
 _KNOWN = {"format", "version", "board", "rules", "moves", "result"}
+#: The largest record (or line of a ``.jsonl`` file) read, in bytes; a game on the largest
+#: board takes a few kilobytes.
+MAX_RECORD_BYTES = 1_000_000
+#: The longest move text accepted in a record (``"c4 Rns"``, ``"tilt north"``, ``"decline"``).
+MAX_MOVE_CHARS = 32
 
 
 @dataclass
@@ -121,40 +133,40 @@ class GameRecord:
         """
         if not isinstance(data, dict):
             raise RecordError(f"a game record must be a JSON object, got {type(data).__name__}")
-        if data.get("format", FORMAT) != FORMAT:
-            raise RecordError(f"record field 'format' is {data['format']!r}; expected {FORMAT!r}")
-        if data.get("version", VERSION) != VERSION:
-            raise RecordError(f"record field 'version' is {data['version']!r}; this package reads version {VERSION}")
+        _check_header(data)
         for key in ("board", "moves"):
             if key not in data:
                 raise RecordError(f"record field {key!r} is missing")
-        rules = data.get("rules", {})
-        if not isinstance(rules, dict):
-            raise RecordError(f"record field 'rules' must be an object, got {type(rules).__name__}")
-        try:
-            board = make_board(data["board"], **rules)
-        except CarnacError as err:
-            raise RecordError(f"record field 'board'/'rules': {err}") from None
-        except TypeError as err:
-            raise RecordError(f"record field 'board': {err}") from None
-        moves = data["moves"]
-        if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
-            raise RecordError("record field 'moves' must be a list of move strings such as 'c4 Rns'")
+        board = _board_from_fields(data["board"], data.get("rules", {}))
+        moves = _moves_from_field(data["moves"], board)
         result = data.get("result")
         if result is not None:
             result = _result_from_dict(result)
         meta = {k: v for k, v in data.items() if k not in _KNOWN}
-        return cls(board, list(moves), result, meta)
+        return cls(board, moves, result, meta)
 
     @classmethod
-    def from_json(cls, text: str) -> GameRecord:
-        """Read a record from one JSON text (for example a line of ``games.jsonl``)."""
+    def from_json(cls, text: str | bytes) -> GameRecord:
+        """Read a record from one JSON text (for example a line of ``games.jsonl``).
+
+        Raises:
+            RecordError: text larger than :data:`MAX_RECORD_BYTES`, not UTF-8, not JSON
+                (or nested too deeply), or not a valid record.
+        """
+        if isinstance(text, bytes):
+            text = _decode(text, "a game record")
+        if not isinstance(text, str):
+            raise RecordError(f"a game record must be JSON text, got {type(text).__name__}")
+        if len(text) > MAX_RECORD_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_RECORD_BYTES:
+            raise RecordError(f"a game record is at most {MAX_RECORD_BYTES} bytes; this one is larger")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             raise RecordError(
                 f"a game record must be JSON: {err.msg} at line {err.lineno} column {err.colno}"
             ) from None
+        except RecursionError:
+            raise RecordError("a game record must be JSON of a few levels; this text is nested too deeply") from None
         return cls.from_dict(data)
 
     def save(self, path: str | Path) -> None:
@@ -163,18 +175,97 @@ class GameRecord:
 
     @classmethod
     def load(cls, path: str | Path, line: int | None = None) -> GameRecord:
-        """Read a record from a file: a single JSON record, or line ``line`` (1-based) of a
-        ``.jsonl`` file of records."""
-        text = Path(path).read_text(encoding="utf-8")
-        if line is not None:
-            lines = [x for x in text.splitlines() if x.strip()]
-            if not 1 <= line <= len(lines):
-                raise RecordError(f"{path} has {len(lines)} records; line {line} does not exist")
-            text = lines[line - 1]
+        """Read a record from a file: a single JSON record, or line ``line`` (1-based,
+        counting non-blank lines) of a ``.jsonl`` file of records.
+
+        At most :data:`MAX_RECORD_BYTES` are read for the record, so any file (a folder, a
+        device, a huge file) gives an answer at once.
+
+        Raises:
+            RecordError: the file cannot be read, the line does not exist, or the text is
+                not a valid record (naming the file).
+        """
         try:
-            return cls.from_json(text)
+            with open(path, "rb") as handle:
+                raw = _read_line(handle, path, line) if line is not None else _read_whole(handle, path)
+        except OSError as err:
+            raise RecordError(f"cannot read {path}: {err.strerror or err}") from None
+        try:
+            return cls.from_json(_decode(raw, str(path)))
         except RecordError as err:
-            raise RecordError(f"{path}: {err}") from None
+            message = str(err)
+            raise RecordError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+
+
+def _decode(raw: bytes, what: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise RecordError(
+            f"{what} is not UTF-8 text (byte {err.start} is {raw[err.start]:#04x}); records are UTF-8 JSON"
+        ) from None
+
+
+def _read_whole(handle: Any, path: str | Path) -> bytes:
+    raw = handle.read(MAX_RECORD_BYTES + 1)
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{path} is larger than a game record may be ({MAX_RECORD_BYTES} bytes)")
+    return raw
+
+
+def _read_line(handle: Any, path: str | Path, line: int) -> bytes:
+    """The ``line``-th non-blank line, each line read with a bounded size."""
+    if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+        raise RecordError(f"line {line!r} does not exist: lines are numbered from 1")
+    found = 0
+    while True:
+        raw = handle.readline(MAX_RECORD_BYTES + 2)
+        if not raw:
+            raise RecordError(f"{path} has {found} records; line {line} does not exist")
+        if len(raw) > MAX_RECORD_BYTES + 1:
+            raise RecordError(
+                f"{path} record {found + 1} is larger than a game record may be ({MAX_RECORD_BYTES} bytes)"
+            )
+        if raw.strip():
+            found += 1
+            if found == line:
+                return raw
+
+
+def _check_header(data: dict[str, Any]) -> None:
+    form = data.get("format", FORMAT)
+    if form != FORMAT:
+        raise RecordError(f"record field 'format' is {form!r}; expected {FORMAT!r}")
+    version = data.get("version", VERSION)
+    if type(version) is not int or version != VERSION:
+        raise RecordError(f"record field 'version' is {version!r}; this package reads version {VERSION}")
+
+
+def _board_from_fields(name: Any, rules: Any) -> Board:
+    if not isinstance(rules, dict):
+        raise RecordError(f"record field 'rules' must be an object, got {type(rules).__name__}")
+    if not isinstance(name, str):
+        raise RecordError(f"record field 'board' must be a board name, got {type(name).__name__}")
+    try:
+        return make_board(name, **rules)
+    except CarnacError as err:
+        raise RecordError(f"record field 'board'/'rules': {err}") from None
+
+
+def _moves_from_field(moves: Any, board: Board) -> list[str]:
+    if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+        raise RecordError("record field 'moves' must be a list of move strings such as 'c4 Rns'")
+    most = 2 * board.megaliths  # one placement and one tilt or decline per megalith
+    if len(moves) > most:
+        raise RecordError(f"record field 'moves' has {len(moves)} moves; a game on this board has at most {most}")
+    for index, text in enumerate(moves, start=1):
+        if len(text) > MAX_MOVE_CHARS or not text.isascii() or not text.isprintable():
+            shown = text if len(text) <= MAX_MOVE_CHARS else text[:MAX_MOVE_CHARS] + "..."
+            raise RecordError(
+                f"move {index} ({shown!r}) is not a move: moves are short ASCII texts such as 'c4 Rns', "
+                f"'tilt N' or 'decline' (at most {MAX_MOVE_CHARS} characters)"
+            )
+    return list(moves)
 
 
 def _result_from_dict(result: Any) -> Result:

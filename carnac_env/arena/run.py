@@ -1,0 +1,150 @@
+"""``run_arena``: check the settings, check the folder, play what is missing, write the results."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from carnac_env.agents import make
+from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
+from carnac_env.arena.report import format_table, summarise
+from carnac_env.arena.runner import Finished, local_games, sigterm_as_interrupt
+from carnac_env.arena.schedule import ArenaGame, ArenaSettings, check_workers, schedule
+from carnac_env.arena.store import ArenaStore, Key
+from carnac_env.core.boards import Board
+from carnac_env.errors import CarnacError
+
+
+def run_arena(
+    agents: list[str],
+    out: str | Path,
+    board: str | Board = "medium",
+    games: int = 4,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    echo: Callable[[str], None] = print,
+    ray: str | None = None,
+) -> dict[str, Any]:
+    """Play (or resume) a round robin and write ``out``'s files; see :mod:`carnac_env.arena`.
+
+    Args:
+        agents: agent specs (at least two, all different); their texts are the names.
+            A spec naming an import path imports and runs that code (docs/errors.md).
+        out: the output folder (created if needed).
+        board: board name or :class:`Board`.
+        games: games per pair (seats alternate), 1 to ``MAX_GAMES_PER_PAIR``.
+        seed: the arena seed, 0 to ``MAX_SEED``.
+        workers: processes playing games in parallel (1: in this process), up to ``MAX_WORKERS``.
+        progress: show a tqdm progress bar on stderr.
+        echo: where the final table goes.
+        ray: play the games as Ray tasks (the ``ray`` extra): ``"local"`` starts a Ray for
+            the run (with ``workers`` CPUs when ``workers > 1``, else all of them), ``"auto"``
+            joins the cluster this machine belongs to, ``"HOST:PORT"`` (or ``ray://...``)
+            the cluster there. An open Ray session in this process is used as it is. The
+            files are the same as without Ray. See docs/cluster.md.
+
+    Returns:
+        The contents of ``results.json``.
+
+    Raises:
+        CarnacError: bad settings, an agent spec that does not build, an output folder that
+            cannot be written or holds a different arena, or a stored game that does not
+            check. All of these are raised before any game is played, and leave the
+            folder as it was (a torn last line of ``games.jsonl`` aside, which is cut).
+        KeyboardInterrupt: Ctrl-C or SIGTERM (:class:`~carnac_env.arena.runner.ArenaTerminated`);
+            the workers are stopped and the finished games stay in ``games.jsonl``.
+    """
+    from carnac_env import __version__
+
+    settings = ArenaSettings.check(agents, board, games, seed)
+    workers = check_workers(workers)
+    if ray is not None:
+        import_ray()
+        check_address(ray)
+    bar_class = _progress_bar_class() if progress else None
+    for spec in settings.agents:
+        make(spec)  # fail early on a bad spec
+    store = ArenaStore(out)
+    stored = settings.to_dict(__version__)
+    store.check_settings(stored)
+    planned = schedule(settings.agents, settings.games, settings.seed)
+    done = store.load_games({g.key: g for g in planned}, settings.board)
+    todo = [g for g in planned if g.key not in done]
+    if not todo:
+        echo(f"all {len(planned)} games already played in {store.games_path}; nothing new to play")
+    with sigterm_as_interrupt(), _finished_games(settings.board, todo, workers, ray) as finished:
+        store.write_settings(stored)
+        bar = None
+        if bar_class is not None:
+            bar = bar_class(total=len(planned), initial=len(done), unit="game", desc="arena", file=sys.stderr)
+        try:
+            done.update(_store_games(store, finished, bar))
+        finally:
+            if bar is not None:
+                bar.close()
+    return _finish(store, settings, [done[g.key] for g in planned], echo)
+
+
+@contextmanager
+def _finished_games(board: Board, todo: list[ArenaGame], workers: int, ray: str | None) -> Iterator[Iterator[Finished]]:
+    """The runner for ``todo``: nothing to start when nothing is left, else local processes or Ray."""
+    if not todo:
+        yield iter(())
+    elif ray is None:
+        with local_games(board, todo, workers) as finished:
+            yield finished
+    else:
+        with ray_session(ray, workers if workers > 1 else None) as session:
+            finished = ray_games(session, board, todo)
+            try:
+                yield finished
+            finally:
+                finished.close()
+
+
+def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any) -> dict[Key, str]:
+    """Append each game to ``games.jsonl`` as it finishes."""
+    done: dict[Key, str] = {}
+    with store.appending() as handle:
+        for key, line in finished:
+            store.append(handle, line)
+            done[key] = line
+            if bar is not None:
+                bar.update(1)
+    return done
+
+
+def _progress_bar_class() -> Any:
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        raise CarnacError(
+            "the arena's progress bar needs tqdm (pip install tqdm), or run without it (--no-progress)"
+        ) from None
+    return tqdm
+
+
+def _finish(
+    store: ArenaStore, settings: ArenaSettings, lines: list[str], echo: Callable[[str], None]
+) -> dict[str, Any]:
+    """Write the canonical ``games.jsonl``, ``results.json`` and the plot; print the table."""
+    from carnac_env.arena.ratings import plot_ratings
+
+    results = {
+        "board": settings.board.name,
+        "games_per_pair": settings.games,
+        "seed": settings.seed,
+        **summarise(list(settings.agents), lines, settings.seed),
+    }
+    store.finish(lines, results)
+    echo(format_table(results))
+    if plot_ratings(results, store.plot_path):
+        echo(f"ratings plot: {store.plot_path}")
+    else:
+        echo("no ratings plot: it needs matplotlib (pip install 'carnac-env[plot]')")
+    echo(f"games: {store.games_path}; results: {store.results_path}; settings: {store.settings_path}")
+    return results
