@@ -24,3 +24,12 @@ class NotationError(CarnacError):
 
 class RecordError(CarnacError):
     """A game record that is malformed or does not replay."""
+
+
+class UnknownOptionError(CarnacError, TypeError):
+    """A keyword argument that the env or board does not take.
+
+    It is a ``TypeError`` too, as Python raises for an unexpected keyword argument, so that
+    code that retries without an optional keyword (TorchRL's ``GymEnv`` does this with
+    ``frameskip``) works; the message names the accepted options.
+    """

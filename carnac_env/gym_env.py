@@ -4,7 +4,9 @@
 Import               ``gymnasium.make("carnac_env/Carnac-v0", board="small", opponent="random", seat=0)``
 Action space         ``Discrete(rows*cols*4 + 5)``, the action encoding of docs/rules.md
 Observation space    ``Box(int8, (rows, cols, 9))``: the planes of
-                     :func:`carnac_env.core.observation.observation_planes`, seen by the learner
+                     :func:`carnac_env.core.observation.observation_planes`, seen by the learner;
+                     with ``observation="image"``, ``Box(uint8, 0-255, (9, H, W))`` for
+                     Stable-Baselines3's stock ``CnnPolicy`` (see below)
 Action mask          ``info["action_mask"]`` (bool) and ``env.unwrapped.action_masks()``
                      (the sb3-contrib ``MaskablePPO`` convention)
 Reward               the game result for the learner, +1 win, -1 loss, 0 draw, on the last step
@@ -27,34 +29,110 @@ built from a spec is re-seeded at every reset from the env's generator (as is an
 object with ``reset(seed)``), so a seeded reset replays the same game for the same actions.
 Without :mod:`carnac_env.agents` a built-in uniformly random opponent stands in.
 
+``observation="image"`` lays the same planes out as an image, channels first: uint8, a 0/1
+plane as 0/255, the supply plane as ``255 * supply // megaliths``, and each square drawn as a
+block of ``image_scale`` x ``image_scale`` pixels (by default the smallest block that makes the
+image at least 36 pixels each way, the least that SB3's default ``NatureCNN`` takes). This is
+what SB3's ``CnnPolicy`` and its env checker expect of an image, so stock policies train on it
+without a custom feature extractor (:func:`image_observation`).
+
+``mask_in_observation=True`` puts the mask beside the board, as the AEC env does:
+``Dict(observation=<planes or image>, action_mask=Box(int8, (num_actions,)))``. With
+``observation="image"`` this is what SB3's ``MultiInputPolicy`` takes without warnings; with
+the planes, TorchRL's ``GymEnv`` carries the mask as an ``"action_mask"`` entry for its
+``ActionMask`` transform.
+
 An action outside the action space raises :class:`~carnac_env.errors.CarnacError`. An
 action in the space that the rules forbid now is handled as ``illegal_action`` says:
 ``"lose"`` (the default, like PettingZoo's ``TerminateIllegalWrapper`` in ``carnac_env.env()``)
 ends the episode with reward -1 without playing it, and ``info`` holds ``"illegal_action"``
 (the reason); ``"raise"`` raises :class:`~carnac_env.errors.IllegalActionError` naming the
-action, its notation and why, and changes nothing. Mask the policy to avoid both. At the end,
-``info`` holds ``"dolmens"`` (the learner's dolmen sizes, largest first), ``"score"`` (BGA
-score) and ``"winner"`` (``"player_0"``, ``"player_1"`` or ``None``) as in the AEC env.
+action, its notation and why, and changes nothing. Mask the policy to avoid both.
+
+``info`` has the same keys and shapes at every step: ``"action_mask"``, ``"seat"``, and as in
+the AEC env ``"dolmens"`` (the learner's dolmen sizes, largest first, zero-padded to a fixed
+length), ``"score"`` (BGA score) and ``"winner"`` (0, 1, or -1 for a draw or a game not over),
+filled in on the last step; ``"illegal_action"`` (bool) is True on a forfeit, whose reason is
+:attr:`CarnacEnv.forfeit`. Every value is a number or a numeric array, so TorchRL's
+``auto_register_info_dict`` and Tianshou's buffers can store them.
+
+If the opponent raises (an illegal choice, or any exception of its own), the learner's move is
+taken back before the error propagates, so the env is left as it was before ``step``; an
+opponent that fails during ``reset`` leaves the env needing another ``reset``.
 
 :func:`carnac_env.registration.register_envs` registers the id (``import carnac_env`` sees to it).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from carnac_env.aec import AGENTS, observation_space, raw_env
-from carnac_env.core.boards import Board, make_board
+from carnac_env.aec import AGENTS, blank_info, check_seed, moves_option, observation_space, raw_env
+from carnac_env.core.boards import RULE_OPTIONS, Board, make_board
 from carnac_env.core.game import GameState
-from carnac_env.core.observation import legal_mask, observation_planes
-from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.core.observation import NUM_PLANES, SUPPLY, legal_mask, observation_planes
+from carnac_env.errors import CarnacError, IllegalActionError, UnknownOptionError
 
 SEATS = (0, 1, "random")
 ILLEGAL_ACTION_MODES = ("lose", "raise")
+OBSERVATION_LAYOUTS = ("planes", "image")
+ENV_OPTIONS = (
+    "board",
+    "opponent",
+    "seat",
+    "render_mode",
+    "illegal_action",
+    "observation",
+    "image_scale",
+    "mask_in_observation",
+)
+#: The least image side that SB3's default CNN (NatureCNN) accepts.
+MIN_IMAGE_SIDE = 36
+
+
+def check_options(rules: dict[str, Any], accepted: tuple[str, ...], who: str) -> None:
+    """Refuse keyword arguments that are neither in ``accepted`` nor rules options.
+
+    Raises:
+        UnknownOptionError: (a TypeError and a CarnacError) naming them and every accepted option.
+    """
+    unknown = sorted(set(rules) - set(RULE_OPTIONS))
+    if unknown:
+        # Python's own wording, which code that retries without an optional keyword looks for.
+        what = "an unexpected keyword argument" if len(unknown) == 1 else "unexpected keyword arguments"
+        raise UnknownOptionError(
+            f"{who} got {what} {', '.join(map(repr, unknown))}; expected any of "
+            f"{', '.join(accepted)}, or the rules options {', '.join(RULE_OPTIONS)}"
+        )
+
+
+def default_image_scale(board: Board) -> int:
+    """The smallest block size that makes ``board``'s image at least 36 pixels each way."""
+    return max(1, math.ceil(MIN_IMAGE_SIDE / min(board.rows, board.cols)))
+
+
+def image_space(board: Board, scale: int) -> spaces.Box:
+    """``Box(uint8, 0, 255, (9, rows*scale, cols*scale))``: the space of :func:`image_observation`."""
+    return spaces.Box(0, 255, (NUM_PLANES, board.rows * scale, board.cols * scale), dtype=np.uint8)
+
+
+def image_observation(planes: np.ndarray, board: Board, scale: int) -> np.ndarray:
+    """The observation planes ``(..., rows, cols, 9)`` as uint8 images ``(..., 9, rows*scale, cols*scale)``.
+
+    0/1 planes become 0/255; the supply plane becomes ``255 * supply // megaliths``; each square
+    becomes a ``scale`` x ``scale`` block. Works on one observation or a batch.
+    """
+    image = planes.astype(np.int32) * 255
+    image[..., SUPPLY] = planes[..., SUPPLY].astype(np.int32) * 255 // max(1, board.megaliths)
+    image = np.moveaxis(image.astype(np.uint8), -1, -3)
+    if scale > 1:
+        image = np.repeat(np.repeat(image, scale, axis=-2), scale, axis=-1)
+    return np.ascontiguousarray(image)
 
 
 class RandomOpponent:
@@ -111,15 +189,23 @@ class CarnacEnv(gym.Env):
         board: a board name, ``"custom"`` or a :class:`~carnac_env.core.boards.Board`.
         opponent: an agent spec (default ``"random"``) or an object with ``act(env) -> int``.
         seat: the learner's seat: 0, 1 or ``"random"``.
-        render_mode: ``None``, ``"ansi"`` or ``"human"`` (as the AEC env).
+        render_mode: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (as the AEC env).
         illegal_action: ``"lose"`` (default) or ``"raise"``; see the module docstring.
+        observation: ``"planes"`` (default, int8 ``(rows, cols, 9)``) or ``"image"`` (uint8
+            ``(9, H, W)`` for SB3's ``CnnPolicy``); see the module docstring.
+        image_scale: pixels per square for ``observation="image"`` (default: the least that
+            makes the image 36 pixels each way).
+        mask_in_observation: ``True`` for a ``Dict(observation, action_mask)`` observation
+            (SB3's ``MultiInputPolicy``, TorchRL's ``ActionMask``); the mask stays in ``info``.
         **rules: rules options (``rows``, ``cols``, ``megaliths``, ``min_dolmen``, ``last_tilt``).
 
     Raises:
-        CarnacError: a bad board, rules option, seat, opponent or render mode.
+        UnknownOptionError: a keyword argument that is neither an option above nor a rules
+            option (a TypeError as well as a CarnacError).
+        CarnacError: a bad board, rules option, seat, opponent, render mode or observation layout.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 2}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -128,18 +214,39 @@ class CarnacEnv(gym.Env):
         seat: int | str = 0,
         render_mode: str | None = None,
         illegal_action: str = "lose",
+        observation: str = "planes",
+        image_scale: int | None = None,
+        mask_in_observation: bool = False,
         **rules: Any,
     ) -> None:
+        check_options(rules, ENV_OPTIONS, "carnac_env/Carnac-v0")
         self.board = make_board(board, **rules)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise CarnacError(f"illegal_action={illegal_action!r}; expected 'lose' or 'raise'")
+        if observation not in OBSERVATION_LAYOUTS:
+            raise CarnacError(f"observation={observation!r}; expected 'planes' or 'image'")
+        if mask_in_observation not in (True, False):
+            raise CarnacError(f"mask_in_observation={mask_in_observation!r}; expected True or False")
+        self.mask_in_observation = bool(mask_in_observation)
+        if image_scale is not None and (
+            isinstance(image_scale, bool) or not isinstance(image_scale, int) or not 1 <= image_scale <= 64
+        ):
+            raise CarnacError(f"image_scale={image_scale!r}; expected None or an int from 1 to 64")
+        self.observation_layout = observation
+        self.image_scale = default_image_scale(self.board) if image_scale is None else image_scale
+        self._needs_reset = False
         self.illegal_action = illegal_action
         self._forfeit: str | None = None
         self.seat_option = _check_seat(seat)
         self.opponent = make_opponent(opponent, seed=0)
         self.aec = raw_env(board=self.board, render_mode=render_mode)
         self.render_mode = render_mode
-        self.observation_space = observation_space(self.board)["observation"]
+        aec_space = observation_space(self.board)
+        board_space = image_space(self.board, self.image_scale) if observation == "image" else aec_space["observation"]
+        if self.mask_in_observation:
+            self.observation_space = spaces.Dict({"observation": board_space, "action_mask": aec_space["action_mask"]})
+        else:
+            self.observation_space = board_space
         self.action_space = spaces.Discrete(self.board.num_actions)
         self.seat = 0 if seat == "random" else int(seat)
 
@@ -148,30 +255,40 @@ class CarnacEnv(gym.Env):
         """The live core :class:`~carnac_env.core.game.GameState` (read it; do not change it)."""
         return self.aec.game
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         """Start a game: pick the seat, re-seed the opponent, play its moves until the learner acts.
 
         ``options`` may hold ``"moves"`` (as :meth:`carnac_env.aec.raw_env.reset`: a list of
         moves or a GameRecord played first) and ``"seat"`` (0 or 1, this game only).
+
+        Raises:
+            CarnacError: a bad seed or option (nothing changes); or the opponent failed while
+                playing its opening moves (then ``reset`` must be called again).
         """
-        super().reset(seed=seed)
-        if seed is not None:
-            self.action_space.seed(seed)
+        seed = check_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise CarnacError(f"options={options!r}; expected a dict with 'moves' and/or 'seat', or None")
         options = dict(options or {})
         seat = _check_seat(options.pop("seat", self.seat_option))
         unknown = sorted(set(options) - {"moves"})
         if unknown:
             raise CarnacError(f"unknown reset option(s) {unknown}; expected 'moves' and/or 'seat'")
+        moves_option(options)
+        self.aec.reset(options=options or None)  # checks the moves before anything else changes
+        super().reset(seed=seed)
+        if seed is not None:
+            self.action_space.seed(seed)
         self.seat = int(self.np_random.integers(2)) if seat == "random" else int(seat)
         opponent_seed = int(self.np_random.integers(2**31))
         if hasattr(self.opponent, "reset"):
             self.opponent.reset(opponent_seed)
-        self.aec.reset(options=options or None)
         self._forfeit = None
+        self._needs_reset = True
         self._play_opponent()
+        self._needs_reset = False
         return self._observe(), self._info()
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         """Play the learner's ``action``, then the opponent's moves until the learner acts again.
 
         Raises:
@@ -179,6 +296,8 @@ class CarnacEnv(gym.Env):
             CarnacError: the game is over (call ``reset``).
         """
         game = self.aec.game
+        if self._needs_reset:
+            raise CarnacError("the last reset() failed (the opponent raised); call reset() before step()")
         if game.is_over or self._forfeit is not None:
             raise CarnacError("the game is over; call reset() before step()")
         action = self._as_action(action)
@@ -188,11 +307,14 @@ class CarnacEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise IllegalActionError(message)
             self._forfeit = message
-            info = self._info()
-            info["illegal_action"] = message
-            return self._observe(), -1.0, True, False, info
+            return self._observe(), -1.0, True, False, self._info()
+        before = list(self.aec.history)
         self.aec.step(action)
-        self._play_opponent()
+        try:
+            self._play_opponent()
+        except BaseException:
+            self.aec.reset(options={"moves": before})  # take the learner's move back
+            raise
         over = self.aec.game.is_over
         reward = float(self.aec.game.result().reward(self.seat)) if over else 0.0
         return self._observe(), reward, over, False, self._info()
@@ -215,14 +337,25 @@ class CarnacEnv(gym.Env):
                 raise CarnacError(f"the opponent {self.opponent!r} chose an illegal action {action!r}: {reason}")
             self.aec.step(int(action))
 
-    def _observe(self) -> np.ndarray:
-        return observation_planes(self.aec.game, self.seat)
+    def _observe(self) -> Any:
+        board = observation_planes(self.aec.game, self.seat)
+        if self.observation_layout == "image":
+            board = image_observation(board, self.board, self.image_scale)
+        if self.mask_in_observation:
+            return {"observation": board, "action_mask": self.action_masks().astype(np.int8)}
+        return board
 
     def _info(self) -> dict[str, Any]:
+        facts = self.aec.infos.get(AGENTS[self.seat]) if self.aec.game.is_over else None
         info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
-        if self.aec.game.is_over:
-            info.update(self.aec.infos[AGENTS[self.seat]])
+        info.update(blank_info(self.board) if facts is None else {k: facts[k] for k in ("dolmens", "score", "winner")})
+        info["illegal_action"] = self._forfeit is not None
         return info
+
+    @property
+    def forfeit(self) -> str | None:
+        """Why the learner lost by an illegal action this episode (``illegal_action="lose"``), else ``None``."""
+        return self._forfeit
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array (all False once the episode is over)."""

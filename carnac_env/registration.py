@@ -38,31 +38,36 @@ def register_envs() -> None:
     )
 
 
-class _AfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``gymnasium`` with the regular finders, loads it, then registers the id."""
+class _AfterGymnasium(importlib.abc.MetaPathFinder):
+    """Finds ``gymnasium`` with the regular finders and gives it a loader that registers the id.
 
-    def __init__(self) -> None:
-        self._loader: importlib.abc.Loader | None = None
+    Only a real import removes the hook: ``importlib.util.find_spec("gymnasium")`` (which some
+    libraries call to see whether Gymnasium is installed, TorchRL among them) leaves it in place.
+    """
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname != "gymnasium":
             return None
-        _remove_hook()
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return spec
-        self._loader = spec.loader
-        spec.loader = self
+        spec.loader = _RegisteringLoader(spec.loader)
         return spec
 
+
+class _RegisteringLoader(importlib.abc.Loader):
+    """Gymnasium's own loader, then :func:`register_envs`."""
+
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self._loader = loader
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        assert self._loader is not None
         return self._loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
-        assert self._loader is not None
+        _remove_hook()
         module.__spec__.loader = self._loader  # gymnasium sees its own loader from now on
         self._loader.exec_module(module)
         register_envs()

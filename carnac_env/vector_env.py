@@ -27,12 +27,21 @@ learner (``infos["_final_obs"]`` marks which); ``infos["final_info"]`` holds its
 (0, 1 or -1 for a draw). Nothing is ever truncated.
 
 Illegal learner actions raise :class:`~carnac_env.errors.IllegalActionError` naming the env
-indices and actions, and change nothing (mask the policy). ``seed`` seeds the seat draws and
-the random opponent; the rules themselves have no randomness.
+indices and actions, and change nothing (mask the policy). If an opponent policy raises or
+returns bad or illegal actions, the learner's actions are taken back before the error
+propagates: every game, the seats and :meth:`CarnacVectorEnv.action_masks` are as they were
+before ``step``.
+
+``seed`` seeds the seat draws and the random opponent; the rules themselves have no
+randomness. All games share one generator: ``reset(seed=s)`` seeds it with ``s``, and
+``reset(seed=[s0, ..., s(n-1)])`` (one seed per env, as Gymnasium's vector envs take) seeds it
+with the whole list (a list of another length is refused), so the same list replays the same
+batch. The vector env has no render modes (render one game with the single env).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -42,10 +51,13 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from carnac_env.aec import observation_space
+from carnac_env.aec import check_seed, observation_space
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import Board, make_board
-from carnac_env.errors import CarnacError
+from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.gym_env import check_options
+
+VECTOR_OPTIONS = ("num_envs", "board", "opponent", "seat", "backend", "render_mode")
 
 Policy = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -59,10 +71,12 @@ class CarnacVectorEnv(VectorEnv):
         opponent: ``"random"`` (default) or a callable ``policy(observation, action_mask) -> actions``.
         seat: the learner's seat: 0, 1 or ``"random"`` (drawn for every game).
         backend: the batched engine's backend, ``"auto"``, ``"numpy"`` or ``"numba"``.
+        render_mode: must be ``None``: the vector env has no render modes.
         **rules: rules options (``rows``, ``cols``, ``megaliths``, ``min_dolmen``, ``last_tilt``).
 
     Raises:
-        CarnacError: a bad board, rules option, ``num_envs``, seat, opponent or backend.
+        UnknownOptionError: a keyword argument that is neither an option above nor a rules option.
+        CarnacError: a bad board, rules option, ``num_envs``, seat, opponent, backend or render mode.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -74,8 +88,15 @@ class CarnacVectorEnv(VectorEnv):
         opponent: str | Policy = "random",
         seat: int | str = 0,
         backend: str = "auto",
+        render_mode: str | None = None,
         **rules: Any,
     ) -> None:
+        check_options(rules, VECTOR_OPTIONS, "CarnacVectorEnv")
+        if render_mode is not None:
+            raise CarnacError(
+                f"render_mode={render_mode!r}: CarnacVectorEnv has no render modes (metadata['render_modes'] is "
+                "empty); render one game with gymnasium.make('carnac_env/Carnac-v0', render_mode=...) instead"
+            )
         self.board = make_board(board, **rules)
         if isinstance(seat, bool) or seat not in (0, 1, "random"):
             raise CarnacError(f"seat={seat!r}; expected 0 (Red, moves first), 1 (White) or 'random'")
@@ -105,14 +126,33 @@ class CarnacVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start ``num_envs`` fresh games and play the opponent's opening moves where the learner is White."""
-        if isinstance(seed, list):
-            seed = seed[0] if seed else None
-        if seed is not None:
-            self._np_random, _ = seeding.np_random(seed)
-            self.action_space.seed(seed)
+        """Start ``num_envs`` fresh games and play the opponent's opening moves where the learner is White.
+
+        ``seed``: ``None``, a non-negative int, or a list of ``num_envs`` of them (see the module docstring).
+
+        Raises:
+            CarnacError: a bad seed or any option (nothing changes).
+        """
         if options:
-            raise CarnacError(f"CarnacVectorEnv.reset takes no options, got {sorted(options)}")
+            raise CarnacError(f"CarnacVectorEnv.reset takes no options, got {options!r}")
+        if isinstance(seed, list | tuple | np.ndarray):
+            if len(seed) != self.num_envs:
+                raise CarnacError(
+                    f"seed is a list of {len(seed)} seeds; expected one seed per env ({self.num_envs}), "
+                    "a single int or None"
+                )
+            seeds = [check_seed(s) for s in seed]
+            if any(s is None for s in seeds):
+                raise CarnacError(f"seed={list(seed)!r}; a list of seeds must hold non-negative integers only")
+            sequence = np.random.SeedSequence(seeds)
+            self._np_random = np.random.Generator(np.random.PCG64(sequence))
+            self.action_space.seed(int(sequence.generate_state(1)[0]))
+        else:
+            seed = check_seed(seed)
+            if seed is not None:
+                self._np_random, _ = seeding.np_random(seed)
+                self.action_space.seed(seed)
+        self._needs_reset = True  # until the opponent's opening moves are played
         self.games.np_random = np.random.default_rng(self._np_random.integers(2**63))
         self._seats[:] = self._draw_seats(self.num_envs)
         step = self.games.reset()
@@ -134,7 +174,27 @@ class CarnacVectorEnv(VectorEnv):
         """
         if self._needs_reset:
             raise CarnacError("call reset() before step()")
+        # A policy opponent may fail after the learner's moves are played: keep what is needed to take them back.
+        saved = None if self.opponent == "random" else self._save()
         step = self.games.step(actions, final_observer=self._seats, observe=self.opponent != "random")
+        try:
+            return self._after_learner(step)
+        except BaseException as error:
+            if saved is None:
+                raise
+            self._restore(saved)
+            if isinstance(error, CarnacError):
+                kind = IllegalActionError if isinstance(error, IllegalActionError) else CarnacError
+                raise kind(f"the opponent policy failed: {error} (the learner's actions were taken back)") from error
+            raise
+
+    def _save(self) -> tuple[Any, ...]:
+        return copy.deepcopy(self.games), self._seats.copy(), self._mask.copy(), copy.deepcopy(self._np_random)
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        self.games, self._seats, self._mask, self._np_random = saved
+
+    def _after_learner(self, step: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         n = self.num_envs
         rewards = step.rewards[np.arange(n), self._seats].astype(np.float32)
         terminated = step.terminated.copy()

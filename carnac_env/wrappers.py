@@ -13,14 +13,24 @@ that read those attributes straight from the raw env. Everything else (the illeg
 termination with -1, the action-space assertion, the before-reset errors and the call
 order checks) is inherited unchanged, and ``isinstance`` checks against PettingZoo's classes
 still hold.
+
+Two more things differ from the stock wrappers, both in :class:`TerminateIllegalWrapper`: a
+``bool`` action (``step(True)``) raises :class:`~carnac_env.errors.CarnacError` instead of
+numpy's ambiguous-truth error from indexing the mask with it, and the illegal-move warning is
+still logged but not kept in PettingZoo's ``EnvLogger.mqueue``, a module-level list that
+otherwise grows by two entries for every illegal move for the life of the process.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+
+from carnac_env.errors import CarnacError
 
 #: Attributes of the raw env read on every step by the wrappers and by ``AECEnv.last()``.
 HOT_ATTRIBUTES = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
@@ -60,9 +70,43 @@ def _fast(base: type, guarded: bool = False) -> type:
     return type(base.__name__, (base,), namespace)
 
 
-TerminateIllegalWrapper = _fast(wrappers.TerminateIllegalWrapper)
+def _refuse_bools(raw: Any, action: Any) -> None:
+    """A ``bool`` is not an action number (numpy would read it as a mask index)."""
+    if isinstance(action, bool | np.bool_) or (isinstance(action, np.ndarray) and action.dtype == np.bool_):
+        last = raw.action_space(raw.agent_selection).n - 1
+        raise CarnacError(f"action {action!r} is a bool; expected an action number, 0 to {last}")
+
+
+class TerminateIllegalWrapper(_fast(wrappers.TerminateIllegalWrapper)):  # type: ignore[misc]
+    """PettingZoo's ``TerminateIllegalWrapper`` (an illegal move loses), direct forwarding,
+    a package error for ``bool`` actions and no growing ``EnvLogger`` queue."""
+
+    def step(self, action: Any) -> None:
+        """As PettingZoo's wrapper; see the module docstring for the two differences.
+
+        Raises:
+            CarnacError: ``action`` is a bool (``True`` is not an action number).
+        """
+        _refuse_bools(self._raw, action)
+        queued = len(EnvLogger.mqueue)
+        try:
+            super().step(action)
+        finally:
+            del EnvLogger.mqueue[queued:]
+
+
 AssertOutOfBoundsWrapper = _fast(wrappers.AssertOutOfBoundsWrapper)
-OrderEnforcingWrapper = _fast(wrappers.OrderEnforcingWrapper, guarded=True)
+
+
+class OrderEnforcingWrapper(_fast(wrappers.OrderEnforcingWrapper, guarded=True)):  # type: ignore[misc]
+    """PettingZoo's ``OrderEnforcingWrapper`` with direct forwarding; a ``bool`` action is refused
+    here, before ``AssertOutOfBoundsWrapper`` would assert on it."""
+
+    def step(self, action: Any) -> None:
+        """As PettingZoo's wrapper, after refusing ``bool`` actions with a CarnacError."""
+        if self._has_reset:
+            _refuse_bools(self._raw, action)
+        super().step(action)
 
 
 def wrap(raw: AECEnv, illegal_reward: float = -1) -> AECEnv:

@@ -1,16 +1,17 @@
-"""RLlib (new API stack): PPO with its action-masking RLModule, through its PettingZoo wrapper.
+"""RLlib (current API stack): PPO with an action-masking RLModule of our own, through RLlib's PettingZoo wrapper.
 
-    pip install -e . "ray[rllib]" torch      # RLlib pins gymnasium==1.2.2; use its own virtual environment
+    pip install torch --index-url https://download.pytorch.org/whl/cpu   # PyTorch's CPU build
+    pip install -e . "ray[rllib]==2.60.0"   # RLlib pins gymnasium==1.2.2: give it a virtual environment of its own
     python examples/rllib_ppo.py                  # a few thousand steps, a minute or two
     CARNAC_SMOKE=1 python examples/rllib_ppo.py   # tiny budgets
 
-RLlib's example ``ActionMaskingTorchRLModule`` reads a ``Dict`` observation with the keys
-``"observations"`` (what the network sees) and ``"action_mask"``; Carnac's AEC env names
-the first one ``"observation"`` (PettingZoo's convention). :class:`RLlibObservation` is a
-small PettingZoo wrapper that renames the key (and flattens the planes to float32, which
-RLlib's default MLP encoder expects). RLlib's ``PettingZooEnv`` then turns the AEC env into
-a ``MultiAgentEnv``; one shared policy plays both seats (self-play), and the masked logits
-never let it choose an illegal action.
+RLlib's ``PettingZooEnv`` turns ``carnac_env.env(...)`` into a ``MultiAgentEnv`` as it is;
+its observations are Carnac's ``Dict(observation=planes, action_mask=mask)``.
+:class:`MaskedPolicyValueModule` below is a small ``TorchRLModule`` with RLlib's
+``ValueFunctionAPI`` (what PPO needs): an MLP over the planes (the supply plane scaled to
+0..1), a policy head whose logits are pushed to a very negative number where the mask is 0,
+and a value head. It imports nothing from RLlib's examples package. One shared module plays
+both seats (self-play); the masked logits never let it choose an illegal action.
 """
 
 from __future__ import annotations
@@ -19,59 +20,60 @@ import argparse
 import os
 from typing import Any
 
-import numpy as np
-
 import carnac_env
 
 try:
-    import gymnasium as gym
     import ray
-    from pettingzoo.utils.wrappers import BaseWrapper
+    import torch
     from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.apis import ValueFunctionAPI
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.core.rl_module.torch import TorchRLModule
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     from ray.tune.registry import register_env
+    from torch import nn
 except ImportError as err:  # pragma: no cover - depends on the install
     raise SystemExit(f"this example needs RLlib and PyTorch: pip install 'ray[rllib]' torch ({err})") from None
 
 SMOKE = os.environ.get("CARNAC_SMOKE", "") not in ("", "0")
 
 
-class RLlibObservation(BaseWrapper):
-    """Carnac's AEC env with the observation RLlib's masking module expects.
+class MaskedPolicyValueModule(TorchRLModule, ValueFunctionAPI):
+    """Policy and value from Carnac's ``{"observation", "action_mask"}`` observation.
 
-    ``{"observations": float32 (rows*cols*9,), "action_mask": float32 (rows*cols*4+5,)}``;
-    the supply plane is divided by the board's megaliths so every input lies in 0..1.
+    ``model_config``: ``hidden`` (units of the shared layer, default 256).
     """
 
-    def __init__(self, env: Any) -> None:
-        super().__init__(env)
-        board = env.unwrapped.game.board
-        rows, cols, planes = env.observation_space(env.possible_agents[0])["observation"].shape
-        self._scale = np.ones((rows, cols, planes), dtype=np.float32)
-        self._scale[..., -1] = 1.0 / board.megaliths
-        self._space = gym.spaces.Dict(
-            {
-                "observations": gym.spaces.Box(0.0, 1.0, (rows * cols * planes,), np.float32),
-                "action_mask": gym.spaces.Box(0.0, 1.0, (board.num_actions,), np.float32),
-            }
-        )
+    def setup(self) -> None:
+        planes = self.observation_space["observation"]
+        rows, cols, depth = planes.shape
+        hidden = int(self.model_config.get("hidden", 256))
+        scale = torch.ones(rows, cols, depth)
+        scale[..., -1] = 1.0 / float(planes.high.max())  # the supply plane: 0..megaliths
+        self.register_buffer("scale", scale)
+        self.trunk = nn.Sequential(nn.Flatten(), nn.Linear(rows * cols * depth, hidden), nn.ReLU())
+        self.policy_head = nn.Linear(hidden, self.action_space.n)
+        self.value_head = nn.Linear(hidden, 1)
 
-    def observation_space(self, agent: str) -> gym.spaces.Dict:
-        return self._space
+    def _features(self, batch: dict[str, Any]) -> torch.Tensor:
+        return self.trunk(batch[Columns.OBS]["observation"].float() * self.scale)
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seen = super().observe(agent)
-        return {
-            "observations": (seen["observation"] * self._scale).reshape(-1),
-            "action_mask": seen["action_mask"].astype(np.float32),
-        }
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        features = self._features(batch)
+        logits = self.policy_head(features)
+        legal = batch[Columns.OBS]["action_mask"] > 0
+        logits = logits.masked_fill(~legal, torch.finfo(logits.dtype).min / 2)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: features}
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
+        features = self._features(batch) if embeddings is None else embeddings
+        return self.value_head(features).squeeze(-1)
 
 
 def make_env(config: dict[str, Any]) -> PettingZooEnv:
-    """RLlib's env factory: the renamed Carnac AEC env in RLlib's PettingZoo wrapper."""
-    return PettingZooEnv(RLlibObservation(carnac_env.env(board=config.get("board", "small"))))
+    """RLlib's env factory: the Carnac AEC env in RLlib's PettingZoo wrapper."""
+    return PettingZooEnv(carnac_env.env(board=config.get("board", "small")))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -91,8 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, episode, **kwargs: "shared")
         .rl_module(
             rl_module_spec=RLModuleSpec(
-                module_class=ActionMaskingTorchRLModule,
-                model_config={"head_fcnet_hiddens": [64 if SMOKE else 256], "head_fcnet_activation": "relu"},
+                module_class=MaskedPolicyValueModule, model_config={"hidden": 64 if SMOKE else 256}
             )
         )
         .training(train_batch_size_per_learner=args.batch, minibatch_size=min(128, args.batch), num_epochs=2)

@@ -1,14 +1,16 @@
 """Tianshou (2.x): DQN with action masks against a random opponent, on the PettingZoo env.
 
-    pip install -e ".[train]" tianshou
+    pip install torch --index-url https://download.pytorch.org/whl/cpu   # PyTorch's CPU build
+    pip install -e . "tianshou==2.0.1"
     python examples/tianshou_dqn.py                 # a few thousand steps, about a minute
     CARNAC_SMOKE=1 python examples/tianshou_dqn.py  # tiny budgets
 
-Tianshou's :class:`~tianshou.env.PettingZooEnv` turns ``carnac_env.env(...)`` into a
+Tianshou's own :class:`~tianshou.env.PettingZooEnv` turns ``carnac_env.env(...)`` into a
 single stream of ``{"agent_id", "obs", "mask"}`` observations; its
 ``MultiAgentOffPolicyAlgorithm`` routes each agent's steps to that agent's algorithm: here
 a masked DQN for ``player_0`` (Red) and Tianshou's masked random player for ``player_1``.
-The DQN reads ``obs.mask`` and never picks an illegal action.
+The DQN reads ``obs.mask`` and never picks an illegal action. Carnac's infos have the same
+keys and shapes at every step, so Tianshou's ``VectorReplayBuffer`` stores them as they come.
 
 A caveat that comes from Tianshou's multi-agent design, not from Carnac: each transition
 belongs to the agent that acted, so the final reward lands on the transition of whoever
@@ -48,26 +50,9 @@ logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
 LEARNER = 0  # player_0 (Red) learns; player_1 plays at random
 
 
-class CarnacPettingZooEnv(PettingZooEnv):
-    """Tianshou's PettingZoo wrapper, passing on empty infos.
-
-    Tianshou stores infos in its replay buffer and needs the same keys at every step;
-    Carnac's infos gain ``dolmens``, ``score`` and ``winner`` at the end of a game, which
-    the buffer would pad with NaN (and then refuse). The rewards carry the result anyway.
-    """
-
-    def reset(self, *args: object, **kwargs: object) -> tuple[dict, dict]:
-        observation, _ = super().reset(*args, **kwargs)
-        return observation, {}
-
-    def step(self, action: int) -> tuple[dict, list[int], bool, bool, dict]:
-        observation, rewards, terminated, truncated, _ = super().step(action)
-        return observation, rewards, terminated, truncated, {}
-
-
 def make_env(board: str) -> PettingZooEnv:
     """The PettingZoo env in Tianshou's multi-agent wrapper."""
-    return CarnacPettingZooEnv(carnac_env.env(board=board))
+    return PettingZooEnv(carnac_env.env(board=board))
 
 
 def build(args: argparse.Namespace) -> MultiAgentOffPolicyAlgorithm:

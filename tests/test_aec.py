@@ -15,6 +15,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import carnac_env
+from carnac_env.aec import info_dolmen_slots
 from carnac_env.core import BOARDS, legal_mask, observation_planes
 from carnac_env.core.observation import NUM_PLANES, PLANE_NAMES
 from carnac_env.errors import CarnacError
@@ -268,21 +269,36 @@ def _play_out(env, rng) -> list[tuple[str, float, dict]]:
     return seen
 
 
+def sizes(info: dict) -> list[int]:
+    """The dolmen sizes in an info (the fixed-length array without its zero padding)."""
+    return [int(size) for size in info["dolmens"] if size]
+
+
+def assert_info_shape(info: dict, board) -> None:
+    """The same keys, types and shapes at every step (what Tianshou's buffers need)."""
+    assert set(info) == {"dolmens", "score", "winner"}
+    assert info["dolmens"].dtype == np.int16 and info["dolmens"].shape == (info_dolmen_slots(board),)
+    assert type(info["score"]) is int and type(info["winner"]) is int and info["winner"] in (-1, 0, 1)
+
+
 def test_rewards_only_at_the_end_and_infos() -> None:
     env = carnac_env.env(board="petit_menec")
     env.reset(seed=4)
     seen = _play_out(env, np.random.default_rng(4))
     playing = [s for s in seen if not s[3]]
     assert all(reward == 0 for _, reward, _, _ in playing)
-    assert all(info == {} for _, _, info, _ in playing)
+    for _, _, info, _ in seen:
+        assert_info_shape(info, env.unwrapped.board)
+    assert all(not sizes(info) and info["score"] == 0 and info["winner"] == -1 for _, _, info, _ in playing)
     final = {agent: (reward, info) for agent, reward, info, done in seen if done}
     assert set(final) == {"player_0", "player_1"}
     result = env.unwrapped.game.result()
     for player, agent in enumerate(("player_0", "player_1")):
         reward, info = final[agent]
         assert reward == result.reward(player)
-        assert info["dolmens"] == sorted(info["dolmens"], reverse=True) == list(result.dolmens[player])
+        assert sizes(info) == sorted(sizes(info), reverse=True) == list(result.dolmens[player])
         assert info["score"] == result.scores[player]
+        assert info["winner"] == (-1 if result.winner is None else result.winner)
     assert {final["player_0"][0], final["player_1"][0]} in ({1, -1}, {0})
 
 
@@ -301,8 +317,9 @@ def test_win_and_loss_rewards_on_a_known_game() -> None:
         rewards[agent] = (reward, info)
         env.step(None)
     assert rewards["player_0"][0] == 1 and rewards["player_1"][0] == -1
-    assert rewards["player_0"][1]["dolmens"] == [3] and rewards["player_0"][1]["score"] == 103
-    assert rewards["player_1"][1]["dolmens"] == [] and rewards["player_1"][1]["score"] == 0
+    assert sizes(rewards["player_0"][1]) == [3] and rewards["player_0"][1]["score"] == 103
+    assert sizes(rewards["player_1"][1]) == [] and rewards["player_1"][1]["score"] == 0
+    assert rewards["player_0"][1]["winner"] == rewards["player_1"][1]["winner"] == 0
 
 
 def test_draw_rewards() -> None:
@@ -315,7 +332,7 @@ def test_draw_rewards() -> None:
         _, reward, terminated, _, info = env.last()
         assert terminated
         final[agent] = reward
-        assert info["dolmens"] == [] and info["score"] == 0
+        assert sizes(info) == [] and info["score"] == 0 and info["winner"] == -1
         env.step(None)
     assert final == {"player_0": 0, "player_1": 0}
 
@@ -330,7 +347,7 @@ def test_reset_into_a_finished_game_delivers_the_rewards() -> None:
     for agent in env.agent_iter():
         _, reward, terminated, _, info = env.last()
         assert terminated
-        final[agent] = (reward, info["dolmens"])
+        final[agent] = (reward, sizes(info))
         env.step(None)
     assert final == {"player_0": (1, [3]), "player_1": (-1, [])}
 
@@ -625,3 +642,223 @@ def test_human_mode_window_choice(capsys, monkeypatch) -> None:
 def test_bad_window_option() -> None:
     with pytest.raises(ValueError, match="window='yes'"):
         carnac_env.raw_env(window="yes")
+
+
+# ---------------------------------------------------------------- bad inputs (issue 12) and fuzzing
+
+
+def _first_legal(env) -> int:
+    return int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_0d_numpy_integer_array_is_an_action(wrapped: bool) -> None:
+    env = carnac_env.env(board="small") if wrapped else carnac_env.raw_env(board="small")
+    env.reset(seed=0)
+    action = _first_legal(env)
+    env.step(np.array(action))
+    assert env.unwrapped.history == [action]
+    env.step(np.array(_first_legal(env), dtype=np.int16))
+    assert len(env.unwrapped.history) == 2
+
+
+def test_step_true_on_the_wrapped_env_is_a_package_error() -> None:
+    env = carnac_env.env(board="small")
+    env.reset(seed=0)
+    before = env.unwrapped.game.copy()
+    for bad in (True, False, np.True_, np.array(True)):
+        with pytest.raises(CarnacError, match="bool"):
+            env.step(bad)
+    assert env.unwrapped.game == before and not any(env.terminations.values())
+
+
+def test_observe_an_unknown_agent_names_the_agents() -> None:
+    env = carnac_env.raw_env(board="small")
+    env.reset()
+    with pytest.raises(CarnacError, match=r"'player_2'.*player_0, player_1"):
+        env.observe("player_2")
+
+
+def test_step_after_both_agents_are_removed_is_a_clear_error() -> None:
+    env = carnac_env.raw_env(board="custom", rows=1, cols=3, megaliths=3)
+    env.reset(options={"moves": ["a1 Rns", "decline", "b1 Rns", "c1 Rns"]})
+    for _ in env.agent_iter():
+        env.step(None)
+    assert env.agents == []
+    with pytest.raises(CarnacError, match="reset"):
+        env.step(None)
+    with pytest.raises(CarnacError, match="reset"):
+        env.step(0)
+    env.reset()
+    assert env.agents == ["player_0", "player_1"]
+
+
+def test_a_done_agent_takes_only_none() -> None:
+    env = carnac_env.raw_env(board="custom", rows=1, cols=3, megaliths=3)
+    env.reset(options={"moves": ["a1 Rns", "decline", "b1 Rns", "c1 Rns"]})
+    with pytest.raises(CarnacError, match="only action it may take is None"):
+        env.step(0)
+    assert env.agents == ["player_0", "player_1"]
+
+
+@pytest.mark.parametrize("moves", ["a1 Rns", 5, 2.5, {"a1 Rns"}, b"a1"])
+def test_reset_moves_must_be_a_list(moves) -> None:
+    env = carnac_env.raw_env(board="small")
+    env.reset(options={"moves": ["a1 Rns"]})
+    before = (env.unwrapped.game.copy(), list(env.history))
+    with pytest.raises(CarnacError, match="expected a list of moves"):
+        env.reset(options={"moves": moves})
+    assert (env.game, env.history) == before
+
+
+@pytest.mark.parametrize("seed", [-1, "7", 1.5, True, [1, 2]])
+def test_bad_seeds_are_package_errors_and_change_nothing(seed) -> None:
+    env = carnac_env.raw_env(board="small")
+    env.reset(options={"moves": ["a1 Rns"]})
+    before = (env.game.copy(), list(env.history))
+    with pytest.raises(CarnacError, match="seed"):
+        env.reset(seed=seed)
+    assert (env.game, env.history) == before
+
+
+def test_unknown_keywords_are_a_type_error_naming_the_options() -> None:
+    from carnac_env.errors import UnknownOptionError
+
+    for make in (carnac_env.env, carnac_env.raw_env):
+        with pytest.raises(TypeError, match="frameskip") as caught:
+            make(board="small", frameskip=4)
+        assert isinstance(caught.value, UnknownOptionError) and isinstance(caught.value, CarnacError)
+        assert "min_dolmen" in str(caught.value)
+
+
+def test_illegal_move_episodes_do_not_grow_pettingzoos_logger() -> None:
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    env = carnac_env.env(board="small")
+    EnvLogger.suppress_output()
+    try:
+        start = len(EnvLogger.mqueue)
+        for episode in range(300):
+            env.reset(seed=episode)
+            illegal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
+            env.step(illegal)
+            assert env.rewards[env.agent_selection] == -1 or any(env.terminations.values())
+        assert len(EnvLogger.mqueue) == start
+    finally:
+        EnvLogger.unsuppress_output()
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+#: anything a caller might pass as an action
+ANY_ACTION = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.integers(-3, 170),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=True),
+    st.text(max_size=6),
+    st.integers(-3, 170).map(np.int64),
+    st.integers(-3, 170).map(np.array),
+    st.lists(st.integers(0, 170), max_size=3).map(np.array),
+    st.just(np.array(3.0)),
+    st.just([3]),
+)
+
+
+def _snapshot(env) -> tuple:
+    raw = env.unwrapped
+    return (
+        raw.game.copy(),
+        list(raw.history),
+        raw.agent_selection,
+        dict(raw.terminations),
+        dict(raw.rewards),
+        raw.observe(raw.agent_selection)["action_mask"].tobytes() if raw.agents else b"",
+    )
+
+
+@settings(deadline=None, max_examples=150)
+@given(prefix=st.integers(0, 12), action=ANY_ACTION)
+def test_fuzz_raw_step_is_a_package_error_or_a_move(prefix: int, action) -> None:
+    """Any value given to raw_env.step: a legal move is played; anything else raises a
+    CarnacError and changes nothing."""
+    env = carnac_env.raw_env(board="small")
+    env.reset()
+    rng = np.random.default_rng(prefix)
+    for _ in range(prefix):
+        if env.game.is_over:
+            break
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    before = _snapshot(env)
+    try:
+        env.step(action)
+    except CarnacError:
+        assert _snapshot(env) == before
+    else:
+        assert len(env.history) == len(before[1]) + 1 or env.game.is_over
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    options=st.one_of(
+        st.none(),
+        st.dictionaries(
+            st.sampled_from(["moves", "seat", "x"]),
+            st.one_of(
+                st.lists(
+                    st.one_of(st.integers(-2, 170), st.sampled_from(["a1 Rns", "decline", "tilt N", "zz"])), max_size=4
+                ),
+                st.text(max_size=5),
+                st.integers(),
+                st.none(),
+            ),
+            max_size=2,
+        ),
+        st.integers(),
+        st.text(max_size=4),
+    ),
+    seed=st.one_of(st.none(), st.integers(-5, 2**64), st.booleans(), st.text(max_size=2)),
+)
+def test_fuzz_raw_reset_is_a_package_error_or_a_new_game(options, seed) -> None:
+    env = carnac_env.raw_env(board="small")
+    env.reset(options={"moves": ["a1 Rns"]})
+    before = _snapshot(env)
+    try:
+        env.reset(seed=seed, options=options)
+    except CarnacError:
+        assert _snapshot(env) == before
+    else:
+        assert env.agents == ["player_0", "player_1"]
+
+
+# ---------------------------------------------------------------- PettingZoo's Parallel API
+
+
+def test_parallel_api_through_turn_based_aec_to_parallel() -> None:
+    """The documented route to PettingZoo's Parallel API (aec_to_parallel refuses: Carnac is
+    not parallelizable). Each parallel step carries the action of the agent to act; the other
+    agent's entry is ignored."""
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    parallel_api_test(turn_based_aec_to_parallel(carnac_env.env(board="small")), num_cycles=300)
+    env = turn_based_aec_to_parallel(carnac_env.env(board="small"))
+    observations, infos = env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    total = dict.fromkeys(env.possible_agents, 0.0)
+    for _ in range(200):
+        actions = {}
+        for agent, obs in observations.items():
+            legal = np.flatnonzero(obs["action_mask"])
+            actions[agent] = int(rng.choice(legal)) if len(legal) else 0
+        observations, rewards, terminations, _, infos = env.step(actions)
+        for agent, reward in rewards.items():
+            total[agent] += reward
+        if all(terminations.values()):
+            break
+    assert all(terminations.values())
+    assert sorted(total.values()) in ([-1, 1], [0, 0])
+    assert all(info["winner"] in (-1, 0, 1) for info in infos.values())

@@ -1,7 +1,8 @@
 """The training examples run end to end in smoke mode (``CARNAC_SMOKE=1``: tiny budgets).
 
-Each example runs in a subprocess from a temporary folder; a framework that is not installed
-skips its example (CI installs the ``train`` extra; Tianshou, TorchRL and RLlib are optional).
+Each example runs in a subprocess from a temporary folder. A framework that is not installed
+skips its example with the reason (tests/_frameworks.require); CI runs each one in its
+framework's venv, where that skip is a failure (.ci/run).
 The tutorials (tests/test_tutorials.py) also run ``sb3_maskable_ppo.py`` and ``selfplay_ppo.py``
 with their arena; here they run with the other options (shaping, symmetry augmentation).
 """
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _frameworks import require
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -31,9 +33,8 @@ def import_example(name: str):
 
 def run_example(name: str, args: list[str], cwd: Path, needs: list[str], timeout: int = 600) -> str:
     """Run ``examples/name`` with ``args`` in smoke mode; return its output (skip if a module is missing)."""
-    missing = [m for m in needs if importlib.util.find_spec(m) is None]
-    if missing:
-        pytest.skip(f"{name} needs {', '.join(missing)}")
+    for module in needs:
+        require(module, f"examples/{name} needs it")
     env = {**os.environ, "CARNAC_SMOKE": "1", "MPLBACKEND": "Agg"}
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args],
@@ -64,8 +65,7 @@ def test_sb3_maskable_ppo_with_shaping(tmp_path):
 
 def test_sb3_shaping_sums_to_the_result():
     """The potential-based shaping adds terms that cancel over a game: the return is the result."""
-    if importlib.util.find_spec("sb3_contrib") is None:
-        pytest.skip("needs sb3-contrib")
+    require("sb3_contrib")
     import numpy as np
 
     sb3_maskable_ppo = import_example("sb3_maskable_ppo")
@@ -85,8 +85,7 @@ def test_sb3_shaping_sums_to_the_result():
 
 def test_selfplay_update_survives_a_one_sample_minibatch():
     """A batch one longer than a multiple of the minibatch once turned the weights into NaN."""
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("needs torch")
+    require("torch")
     import argparse
 
     import numpy as np

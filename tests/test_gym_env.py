@@ -97,8 +97,10 @@ def test_every_observation_is_the_learners_turn_and_matches_the_core(seat: int) 
         assert reward == env.game.result().reward(seat)
         np.testing.assert_array_equal(obs, observation_planes(game, seat))
         assert not info["action_mask"].any() and not env.action_masks().any()
-        assert info["winner"] in ("player_0", "player_1", None)
-        assert info["dolmens"] == list(env.game.result().dolmens[seat]) and "score" in info
+        result = env.game.result()
+        assert info["winner"] == (-1 if result.winner is None else result.winner)
+        assert [int(size) for size in info["dolmens"] if size] == list(result.dolmens[seat])
+        assert info["score"] == result.scores[seat]
 
 
 def test_mask_in_info_and_action_masks_agree_with_the_core() -> None:
@@ -176,7 +178,7 @@ def test_illegal_action_loses_by_default_and_changes_nothing() -> None:
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     _obs, reward, done, truncated, info = env.step(illegal)
     assert (reward, done, truncated) == (-1.0, True, False)
-    assert "is illegal" in info["illegal_action"]
+    assert info["illegal_action"] is True and "is illegal" in env.unwrapped.forfeit
     assert env.game == before
     assert not env.action_masks().any()
     with pytest.raises(CarnacError, match="reset"):
@@ -287,3 +289,224 @@ def test_render_ansi() -> None:
     text = env.render()
     assert "Supply" in text
     env.close()
+
+
+# ---------------------------------------------------------------- faults and bad inputs (issue 12)
+
+
+class Breakable:
+    """Plays the first legal action until ``broken``; then raises (or answers ``bad``)."""
+
+    def __init__(self, broken: bool = False, bad=None) -> None:
+        self.broken, self.bad = broken, bad
+
+    def act(self, env) -> int:
+        if self.broken:
+            if self.bad is None:
+                raise RuntimeError("the opponent's network crashed")
+            return self.bad
+        return min(env.unwrapped.game.legal_actions())
+
+
+@pytest.mark.parametrize("bad", [None, -5, 10**6])
+def test_an_opponent_failure_takes_the_learners_move_back(bad) -> None:
+    opponent = Breakable(bad=bad)
+    env = CarnacEnv("small", opponent=opponent, seat=0)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    opponent.broken = True
+    for _ in range(5):  # some learner moves keep the turn (a decline, a tilt): step until the opponent is asked
+        before, history, mask = env.game.copy(), list(env.aec.history), env.action_masks()
+        try:
+            env.step(int(np.flatnonzero(mask)[0]))
+        except (RuntimeError, CarnacError) as error:
+            assert isinstance(error, RuntimeError if bad is None else CarnacError)
+            break
+    else:
+        pytest.fail("the opponent was never asked to move")
+    assert env.game == before and env.aec.history == history
+    np.testing.assert_array_equal(env.action_masks(), mask)
+    assert env.game.to_act == env.seat  # the learner's turn still, not the opponent's
+    opponent.broken = False
+    env.step(int(np.flatnonzero(mask)[0]))  # and the game goes on
+    assert len(env.aec.history) > len(history) + 1
+
+
+def test_an_opponent_failure_in_reset_needs_another_reset() -> None:
+    opponent = Breakable(broken=True)
+    env = CarnacEnv("small", opponent=opponent, seat=1)
+    with pytest.raises(RuntimeError):
+        env.reset(seed=0)
+    with pytest.raises(CarnacError, match="reset"):
+        env.step(0)
+    opponent.broken = False
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+
+def test_unknown_keywords_are_a_type_error_in_pythons_words() -> None:
+    from carnac_env.errors import UnknownOptionError
+
+    with pytest.raises(TypeError, match="got an unexpected keyword argument 'frameskip'") as caught:
+        gym.make(ENV_ID, board="small", frameskip=4)
+    assert isinstance(caught.value, UnknownOptionError)
+    for option in ("opponent", "seat", "observation", "min_dolmen"):
+        assert option in str(caught.value)
+
+
+@pytest.mark.parametrize("moves", ["a1 Rns", 5])
+def test_reset_moves_must_be_a_list(moves) -> None:
+    env = CarnacEnv("small")
+    env.reset(seed=0)
+    before = env.game.copy()
+    with pytest.raises(CarnacError, match="expected a list of moves"):
+        env.reset(options={"moves": moves})
+    assert env.game == before
+
+
+@pytest.mark.parametrize("seed", [-1, "1", 2.0, True])
+def test_seed_errors_are_the_packages(seed) -> None:
+    env = CarnacEnv("small")
+    env.reset(seed=0)
+    before = env.game.copy()
+    with pytest.raises(CarnacError, match="seed"):
+        env.reset(seed=seed)
+    assert env.game == before
+
+
+def test_rgb_array_is_declared_and_works() -> None:
+    assert "rgb_array" in CarnacEnv.metadata["render_modes"]
+    env = gym.make(ENV_ID, board="small", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+def test_info_has_the_same_keys_and_shapes_at_every_step() -> None:
+    env = CarnacEnv("small", seat="random")
+    shapes = set()
+    for seed in range(4):
+        for transition in play(env, seed):
+            info = transition[-1]
+            shapes.add(
+                tuple((key, np.shape(value), np.asarray(value).dtype.kind) for key, value in sorted(info.items()))
+            )
+    assert len(shapes) == 1, shapes
+
+
+@pytest.mark.parametrize("board", ["small", "medium", "le_menec"])
+def test_image_layout_is_an_sb3_image(board: str) -> None:
+    env = CarnacEnv(board, observation="image")
+    space = env.observation_space
+    assert space.dtype == np.uint8 and space.shape[0] == 9 and min(space.shape[1:]) >= 36
+    assert (space.low == 0).all() and (space.high == 255).all()
+    obs, _info = env.reset(seed=0)
+    assert obs in space
+    planes = observation_planes(env.game, env.seat)
+    scale = env.image_scale
+    np.testing.assert_array_equal(obs[:8, ::scale, ::scale], np.moveaxis(planes[..., :8], -1, 0).astype(int) * 255)
+    supply = obs[8, ::scale, ::scale]
+    assert (supply == 255 * int(planes[0, 0, 8]) // env.board.megaliths).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(CarnacEnv(board, observation="image"), skip_render_check=True)
+
+
+@pytest.mark.parametrize("layout", ["planes", "image"])
+def test_mask_in_observation(layout: str) -> None:
+    env = CarnacEnv("small", observation=layout, mask_in_observation=True)
+    obs, info = env.reset(seed=0)
+    assert obs in env.observation_space and set(obs) == {"observation", "action_mask"}
+    np.testing.assert_array_equal(obs["action_mask"].astype(bool), info["action_mask"])
+    plain = CarnacEnv("small", observation=layout)
+    np.testing.assert_array_equal(obs["observation"], plain.reset(seed=0)[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(CarnacEnv("small", observation=layout, mask_in_observation=True), skip_render_check=True)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"observation": "pixels"}, "observation"),
+        ({"image_scale": 0}, "image_scale"),
+        ({"mask_in_observation": 1.5}, "mask"),
+    ],
+)
+def test_bad_layout_arguments(kwargs: dict, fragment: str) -> None:
+    with pytest.raises(CarnacError, match=fragment):
+        CarnacEnv("small", **kwargs)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ANY_ACTION = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.integers(-3, 170),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=True),
+    st.text(max_size=4),
+    st.integers(-3, 170).map(np.int64),
+    st.integers(-3, 170).map(np.array),
+    st.lists(st.integers(0, 170), max_size=3).map(np.array),
+)
+
+
+@settings(deadline=None, max_examples=120)
+@given(prefix=st.integers(0, 8), action=ANY_ACTION, mode=st.sampled_from(["lose", "raise"]))
+def test_fuzz_step_is_a_package_error_or_a_step(prefix: int, action, mode: str) -> None:
+    env = CarnacEnv("small", seat="random", illegal_action=mode)
+    _, info = env.reset(seed=prefix)
+    rng = np.random.default_rng(prefix)
+    for _ in range(prefix):
+        _, _, done, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if done:
+            return
+    before, history, mask = env.game.copy(), list(env.aec.history), env.action_masks()
+    try:
+        _, reward, done, _, info = env.step(action)
+    except CarnacError:
+        assert env.game == before and env.aec.history == history
+        np.testing.assert_array_equal(env.action_masks(), mask)
+    else:
+        if info["illegal_action"]:
+            assert (reward, done) == (-1.0, True) and env.game == before
+        else:
+            assert len(env.aec.history) > len(history)
+
+
+@settings(deadline=None, max_examples=120)
+@given(
+    options=st.one_of(
+        st.none(),
+        st.integers(),
+        st.dictionaries(
+            st.sampled_from(["moves", "seat", "colour"]),
+            st.one_of(
+                st.lists(
+                    st.one_of(st.integers(-2, 170), st.sampled_from(["a1 Rns", "b2 Wew", "decline", "q9"])), max_size=3
+                ),
+                st.text(max_size=4),
+                st.integers(-1, 3),
+                st.none(),
+            ),
+            max_size=2,
+        ),
+    ),
+    seed=st.one_of(st.none(), st.integers(-3, 2**64), st.booleans(), st.floats()),
+)
+def test_fuzz_reset_is_a_package_error_or_a_new_game(options, seed) -> None:
+    env = CarnacEnv("small", seat="random")
+    env.reset(seed=1)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    before, seat = env.game.copy(), env.seat
+    try:
+        env.reset(seed=seed, options=options)
+    except CarnacError:
+        assert env.game == before and env.seat == seat
+    else:
+        assert env.game.is_over or env.game.to_act == env.seat

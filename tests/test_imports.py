@@ -57,3 +57,14 @@ def test_lazy_attributes_resolve_and_unknown_ones_raise() -> None:
     assert callable(carnac_env.env)
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         _ = carnac_env.nonsense
+
+
+def test_a_find_spec_before_the_import_still_registers() -> None:
+    """Libraries probe for Gymnasium with importlib.util.find_spec (TorchRL does) before importing it."""
+    code = (
+        "import importlib.util, carnac_env\n"
+        "assert importlib.util.find_spec('gymnasium') is not None\n"
+        "import gymnasium\n"
+        "print('carnac_env/Carnac-v0' in gymnasium.registry)"
+    )
+    assert _run(code) == "True"

@@ -87,7 +87,7 @@ def test_matches_a_sync_vector_env_of_single_envs(seat: int, backend: str) -> No
             for i in np.flatnonzero(term_a):
                 np.testing.assert_array_equal(info_a["final_obs"][i], info_b["final_obs"][i])
                 winner = info_b["final_info"]["winner"][i]
-                expected = -1 if winner is None else int(winner[-1])
+                expected = int(winner)
                 assert info_a["final_info"]["winner"][i] == expected
     assert episodes >= 20
 
@@ -230,3 +230,127 @@ def test_a_board_where_the_learner_never_acts_is_reported() -> None:
     envs = CarnacVectorEnv(2, board="custom", rows=1, cols=2, megaliths=1, min_dolmen=1, seat=1)
     with pytest.raises(CarnacError, match="too small"):
         envs.reset(seed=0)
+
+
+# ---------------------------------------------------------------- faults and bad inputs (issue 12)
+
+
+class FlakyPolicy:
+    """``first_legal`` until ``fail`` is set; then it raises, or returns ``fail`` if an array."""
+
+    def __init__(self) -> None:
+        self.fail = None
+
+    def __call__(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        if self.fail is None:
+            return first_legal(observation, action_mask)
+        if isinstance(self.fail, np.ndarray):
+            return self.fail[: len(action_mask)]
+        raise RuntimeError("policy crashed")
+
+
+@pytest.mark.parametrize("failure", ["raise", "illegal", "shape"])
+def test_an_opponent_failure_takes_the_learners_actions_back(failure: str) -> None:
+    policy = FlakyPolicy()
+    envs = CarnacVectorEnv(4, board="small", opponent=policy, seat="random")
+    _obs, infos = envs.reset(seed=3)
+    for step in range(3):
+        _obs, _, _, _, infos = envs.step(learner_actions(infos["action_mask"], step))
+    before = [envs.games.get_state(i) for i in range(4)]
+    mask, seats = envs.action_masks(), envs.seats
+    policy.fail = {"raise": "boom", "illegal": np.full(4, -1), "shape": np.zeros((4, 2), dtype=np.int64)}[failure]
+    actions = learner_actions(mask, 3)
+    with pytest.raises(RuntimeError if failure == "raise" else CarnacError) as caught:
+        envs.step(actions)
+    if failure != "raise":
+        assert "taken back" in str(caught.value)
+    assert [envs.games.get_state(i) for i in range(4)] == before
+    np.testing.assert_array_equal(envs.action_masks(), mask)
+    np.testing.assert_array_equal(envs.seats, seats)
+    policy.fail = None
+    _obs, _, _, _, infos = envs.step(actions)  # the same actions are legal again, and the batch goes on
+    assert (infos["seat"] == envs.seats).all()
+
+
+def test_seed_list_one_per_env() -> None:
+    envs = CarnacVectorEnv(3, board="small", seat="random")
+    a = envs.reset(seed=[1, 2, 3])[1]["seat"]
+    assert (envs.reset(seed=[1, 2, 3])[1]["seat"] == a).all()
+    draws = {tuple(envs.reset(seed=[s, 2, 3])[1]["seat"]) for s in range(12)}
+    assert len(draws) > 1  # every seed in the list counts, not just the first
+    for bad in ([1, 2], [], [1, 2, 3, 4]):
+        with pytest.raises(CarnacError, match="one seed per env"):
+            envs.reset(seed=bad)
+    for bad in ([1, -2, 3], [1, None, 3], -1, "x", True):
+        with pytest.raises(CarnacError, match="seed"):
+            envs.reset(seed=bad)
+
+
+def test_make_vec_render_mode_says_there_are_no_render_modes() -> None:
+    with pytest.raises(CarnacError, match="no render modes"):
+        gym.make_vec(ENV_ID, num_envs=2, board="small", render_mode="rgb_array")
+
+
+def test_unknown_keywords_are_a_type_error() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
+        CarnacVectorEnv(2, board="small", frameskip=4)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    actions=st.one_of(
+        st.lists(st.integers(-3, 170), min_size=0, max_size=5).map(np.array),
+        st.lists(st.integers(0, 170), min_size=3, max_size=3).map(lambda v: np.array(v, dtype=np.int16)),
+        st.lists(st.floats(0, 170), min_size=3, max_size=3).map(np.array),
+        st.lists(st.booleans(), min_size=3, max_size=3).map(np.array),
+        st.lists(st.integers(0, 170), min_size=3, max_size=3),
+        st.integers(0, 170),
+        st.none(),
+        st.text(max_size=3),
+    ),
+    legal=st.booleans(),
+)
+def test_fuzz_vector_step_is_a_package_error_or_a_step(actions, legal: bool) -> None:
+    envs = CarnacVectorEnv(3, board="small", seat="random")
+    _obs, infos = envs.reset(seed=0)
+    if legal:
+        actions = learner_actions(infos["action_mask"], 0)
+    before = [envs.games.get_state(i) for i in range(3)]
+    mask = envs.action_masks()
+    try:
+        envs.step(actions)
+    except CarnacError:
+        assert [envs.games.get_state(i) for i in range(3)] == before
+        np.testing.assert_array_equal(envs.action_masks(), mask)
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    seed=st.one_of(
+        st.none(),
+        st.integers(-3, 2**64),
+        st.booleans(),
+        st.text(max_size=2),
+        st.lists(st.one_of(st.integers(-2, 2**40), st.none(), st.booleans()), max_size=4),
+    ),
+    options=st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)),
+)
+def test_fuzz_vector_reset_is_a_package_error_or_a_reset(seed, options) -> None:
+    envs = CarnacVectorEnv(3, board="small", seat="random")
+    _obs, infos = envs.reset(seed=0)
+    envs.step(learner_actions(infos["action_mask"], 0))
+    before = [envs.games.get_state(i) for i in range(3)]
+    mask, seats = envs.action_masks(), envs.seats
+    try:
+        _obs, infos = envs.reset(seed=seed, options=options)
+    except CarnacError:
+        assert [envs.games.get_state(i) for i in range(3)] == before
+        np.testing.assert_array_equal(envs.action_masks(), mask)
+        np.testing.assert_array_equal(envs.seats, seats)
+    else:
+        np.testing.assert_array_equal(infos["action_mask"], envs.action_masks())

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from carnac_env.errors import CarnacError
+from carnac_env.errors import CarnacError, UnknownOptionError
 
 #: Directions, in the order of the action encoding: 0 north, 1 east, 2 south, 3 west.
 NORTH, EAST, SOUTH, WEST = 0, 1, 2, 3
@@ -195,7 +195,7 @@ def make_board(board: str | Board = "medium", **rules: Any) -> Board:
     """
     unknown = sorted(set(rules) - set(RULE_OPTIONS))
     if unknown:
-        raise CarnacError(
+        raise UnknownOptionError(
             f"unknown rules option(s) {', '.join(map(repr, unknown))}; expected any of {', '.join(RULE_OPTIONS)}"
         )
     if isinstance(board, Board):

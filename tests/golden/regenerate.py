@@ -86,7 +86,8 @@ def playthrough(record: GameRecord) -> str:
     out.append(env.render())
     for agent in sorted(final):
         reward, info = final[agent]
-        out.append(f"{agent}: reward {reward:+g}, dolmens {info['dolmens']}, score {info['score']}")
+        sizes = [int(size) for size in info["dolmens"] if size]  # the infos pad dolmens to a fixed length
+        out.append(f"{agent}: reward {reward:+g}, dolmens {sizes}, score {info['score']}")
     result = raw.game.result()
     out.append(f"result: {json.dumps(result.to_dict())}")
     env.close()

@@ -1,0 +1,132 @@
+"""The pytest side of .ci/run: a per-test outcome log and no silent framework skips.
+
+Loaded with ``python -m pytest -p carnac_ci`` (``.ci`` on ``PYTHONPATH``). It writes every
+test's outcome (``passed``, ``failed`` or ``skipped`` with the reason) as JSON to the file
+named by ``CARNAC_CI_LOG``, and it turns into a failure any skip whose reason says that a
+module named in ``CARNAC_REQUIRE`` is missing, whichever way the test skipped
+(``tests/_frameworks.require``, ``pytest.importorskip`` or a hand-written check).
+
+``python .ci/carnac_ci.py pending LOG...`` prints the tests skipped in every log given
+(the tests still waiting for a venv that has what they need), one node id a line.
+``python .ci/carnac_ci.py unrun MODULES LOG...`` prints those of them whose last skip reason
+says that one of MODULES (comma-separated) is missing: tests that no matrix entry ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from typing import Any
+
+#: the wording of a skip for a missing module (require, importorskip, the examples' checks)
+MISSING = re.compile(r"not installed|could not import|no module named|\bneeds\b", re.IGNORECASE)
+
+_outcomes: dict[str, list[str]] = {}
+
+
+def required() -> list[str]:
+    return [m.strip() for m in os.environ.get("CARNAC_REQUIRE", "").split(",") if m.strip()]
+
+
+def names_missing(reason: str, modules: list[str]) -> list[str]:
+    """The modules of ``modules`` that ``reason`` says are missing."""
+    if not MISSING.search(reason):
+        return []
+    return [m for m in modules if re.search(rf"(?<![\w.]){re.escape(m)}(?![\w])", reason)]
+
+
+def _reason(report: Any) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def _record(nodeid: str, outcome: str, reason: str = "") -> None:
+    previous = _outcomes.get(nodeid)
+    if previous and previous[0] in ("failed", "skipped") and outcome == "passed":
+        return  # a failed or skipped setup stays the test's outcome
+    _outcomes[nodeid] = [outcome, reason]
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    if report.skipped:
+        _record(report.nodeid, "skipped", _reason(report))
+    elif report.failed:
+        _record(report.nodeid, "failed")
+    elif report.when == "call":
+        _record(report.nodeid, "passed")
+
+
+def pytest_collectreport(report: Any) -> None:
+    if report.skipped:
+        _record(report.nodeid, "skipped", _reason(report))
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    log = os.environ.get("CARNAC_CI_LOG")
+    if log:
+        with open(log, "w", encoding="utf-8") as out:
+            json.dump(_outcomes, out, indent=0, sort_keys=True)
+    modules = required()
+    bad = {
+        nodeid: reason
+        for nodeid, (outcome, reason) in _outcomes.items()
+        if outcome == "skipped" and names_missing(reason, modules)
+    }
+    if bad:
+        print(f"\nCI: CARNAC_REQUIRE={','.join(modules)}, but these tests skipped for a missing module:")
+        for nodeid, reason in sorted(bad.items()):
+            print(f"  {nodeid}: {reason}")
+        session.exitstatus = 1
+
+
+def _load(paths: list[str]) -> list[dict[str, list[str]]]:
+    logs = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            logs.append(json.load(f))
+    return logs
+
+
+def pending(paths: list[str]) -> dict[str, str]:
+    """Tests skipped in the first log and not passed (or failed) in any later one, with their last reason."""
+    logs = _load(paths)
+    if not logs:
+        return {}
+    waiting = {nodeid: reason for nodeid, (outcome, reason) in logs[0].items() if outcome == "skipped"}
+    for log in logs[1:]:
+        for nodeid in list(waiting):
+            outcome = log.get(nodeid)
+            if outcome is None:  # a skipped module runs as its tests
+                children = [o for n, o in log.items() if n.startswith(nodeid + "::")]
+                if not children:
+                    continue
+                skipped = [o for o in children if o[0] == "skipped"]
+                outcome = skipped[0] if len(skipped) == len(children) else ["ran", ""]
+            if outcome[0] == "skipped":
+                waiting[nodeid] = outcome[1]
+            else:
+                del waiting[nodeid]
+    return waiting
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["pending"]:
+        for nodeid in pending(argv[1:]):
+            print(nodeid)
+        return 0
+    if argv[:1] == ["unrun"]:
+        modules = [m for m in argv[1].split(",") if m]
+        unrun = {n: r for n, r in pending(argv[2:]).items() if names_missing(r, modules)}
+        for nodeid, reason in sorted(unrun.items()):
+            print(f"{nodeid}: {reason}")
+        return 1 if unrun else 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

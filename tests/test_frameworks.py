@@ -1,0 +1,189 @@
+"""Each RL framework's stock route to Carnac, as its users would type it (docs/frameworks.md).
+
+Every test imports its framework with :func:`_frameworks.require`: it skips where the framework
+is not installed (the README's lean test install) and fails instead in CI's framework venvs,
+whose ``CARNAC_REQUIRE`` names it (.ci/run).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _frameworks import require
+
+import carnac_env
+
+ENV_ID = "carnac_env/Carnac-v0"
+#: Gymnasium's module:id form: needs no ``import carnac_env`` first
+MODULE_ID = "carnac_env:carnac_env/Carnac-v0"
+
+
+# ---------------------------------------------------------------- Stable-Baselines3
+
+
+@pytest.mark.parametrize("mask_in_observation", [False, True])
+def test_sb3_check_env_passes_without_warnings_on_the_image_layout(mask_in_observation: bool) -> None:
+    require("torch")
+    env_checker = require("stable_baselines3.common.env_checker")
+    import gymnasium as gym
+
+    env = gym.make(MODULE_ID, board="small", observation="image", mask_in_observation=mask_in_observation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env_checker.check_env(env)
+
+
+def test_sb3_stock_cnn_policy_trains_on_make_vec_env_without_warnings() -> None:
+    require("torch")
+    sb3 = require("stable_baselines3")
+    from stable_baselines3.common.env_util import make_vec_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        envs = make_vec_env(ENV_ID, n_envs=2, seed=0, env_kwargs={"board": "small", "observation": "image"})
+        model = sb3.PPO("CnnPolicy", envs, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(64)
+    action, _ = model.predict(envs.reset(), deterministic=True)
+    assert action.shape == (2,)
+
+
+def test_sb3_contrib_maskable_ppo_with_stock_policies() -> None:
+    require("torch")
+    sb3_contrib = require("sb3_contrib")
+    import gymnasium as gym
+
+    for policy, options in (
+        ("CnnPolicy", {"observation": "image"}),
+        ("MultiInputPolicy", {"observation": "image", "mask_in_observation": True}),
+    ):
+        env = gym.make(ENV_ID, board="small", **options)
+        model = sb3_contrib.MaskablePPO(policy, env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(32)
+        obs, info = env.reset(seed=1)
+        action, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)
+        assert info["action_mask"][int(action)]
+
+
+# ---------------------------------------------------------------- Tianshou
+
+
+def test_tianshou_pettingzoo_env_collector_and_replay_buffer() -> None:
+    """Tianshou's own PettingZooEnv through its collector into a VectorReplayBuffer, over many
+    game ends (the infos once changed shape at the end of a game and broke the buffer)."""
+    require("torch")
+    require("tianshou")
+    from tianshou.algorithm import MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
+    from tianshou.data import Collector, CollectStats, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.env.pettingzoo_env import PettingZooEnv
+
+    def make() -> PettingZooEnv:
+        return PettingZooEnv(carnac_env.env(board="small"))
+
+    env = make()
+    players = [MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space) for _ in range(2)]
+    algorithm = MultiAgentOffPolicyAlgorithm(algorithms=players, env=env)
+    envs = DummyVectorEnv([make, make])
+    envs.seed(0)
+    buffer = VectorReplayBuffer(4000, len(envs))
+    collector = Collector[CollectStats](algorithm, envs, buffer)
+    collector.reset()
+    stats = collector.collect(n_step=1200)
+    assert stats.n_collected_episodes >= 10
+    assert len(buffer) >= 1200
+    info = buffer.info
+    assert info.dolmens.shape == (
+        len(buffer._meta),
+        carnac_env.aec.info_dolmen_slots(carnac_env.core.make_board("small")),
+    )
+    done = buffer.terminated[: len(buffer)]
+    assert done.any() and set(np.unique(info.winner[: len(buffer)][done])) <= {-1, 0, 1}
+
+
+# ---------------------------------------------------------------- TorchRL
+
+
+def test_torchrl_gym_env_by_id_and_action_mask() -> None:
+    """TorchRL's GymEnv by id (it passes frameskip and drops it on Python's TypeError) with its
+    ActionMask transform: random actions from the masked spec are always legal."""
+    require("torch")
+    require("torchrl")
+    from torchrl.envs import ActionMask, GymEnv, TransformedEnv
+
+    GymEnv(ENV_ID, board="small")  # the plain route builds
+    # illegal_action="raise": a single illegal action from the masked spec would fail the rollout
+    base = GymEnv(ENV_ID, board="small", mask_in_observation=True, illegal_action="raise")
+    env = TransformedEnv(base, ActionMask())
+    env.set_seed(0)
+    rollout = env.rollout(200, break_when_any_done=False)
+    assert rollout["next", "done"].any()
+    rewards = rollout["next", "reward"][rollout["next", "done"]]
+    assert set(rewards.flatten().tolist()) <= {-1.0, 0.0, 1.0}
+
+
+def test_torchrl_gym_env_reads_the_info_mask() -> None:
+    """The default planes observation, with the mask taken from info by TorchRL's reader."""
+    require("torch")
+    require("torchrl")
+    from torchrl.envs import ActionMask, GymEnv, TransformedEnv
+    from torchrl.envs.libs.gym import default_info_dict_reader
+
+    base = GymEnv(ENV_ID, board="small", illegal_action="raise")
+    base.set_info_dict_reader(default_info_dict_reader(["action_mask"]))
+    env = TransformedEnv(base, ActionMask())
+    env.set_seed(0)
+    rollout = env.rollout(100, break_when_any_done=False)
+    assert rollout["next", "done"].any()
+
+
+def test_torchrl_pettingzoo_wrapper() -> None:
+    require("torch")
+    require("torchrl")
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import check_env_specs
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
+        env = PettingZooWrapper(env=carnac_env.env(board="small"), use_mask=True, categorical_actions=True)
+    check_env_specs(env, seed=0)
+    td = env.reset()
+    assert td["player_0", "mask"].all() and not td["player_1", "mask"].any()  # Red acts first
+    assert td["player_0", "action_mask"].sum() == 4 * 5 * 8  # any square, any orientation
+
+
+# ---------------------------------------------------------------- RLlib
+
+
+def test_rllib_module_is_our_own_and_masks_illegal_actions() -> None:
+    """examples/rllib_ppo.py's RLModule: current API stack, nothing from RLlib's examples package."""
+    require("torch")
+    require("ray")
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    try:
+        import rllib_ppo
+    finally:
+        sys.path.pop(0)
+    assert not any(name.startswith("ray.rllib.examples") for name in sys.modules)
+    from ray.rllib.core.columns import Columns
+
+    env = carnac_env.env(board="small")
+    env.reset(seed=0)
+    module = rllib_ppo.MaskedPolicyValueModule(
+        observation_space=env.observation_space("player_0"),
+        action_space=env.action_space("player_0"),
+        model_config={"hidden": 16},
+    )
+    seen = env.observe("player_0")
+    batch = {Columns.OBS: {key: torch.as_tensor(value[None]) for key, value in seen.items()}}
+    logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+    legal = torch.as_tensor(seen["action_mask"] > 0)
+    assert logits.shape == (1, env.action_space("player_0").n)
+    assert (logits[0][~legal] < -1e30).all() and (logits[0][legal] > -1e30).all()
+    assert module.compute_values(batch).shape == (1,)
