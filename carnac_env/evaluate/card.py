@@ -83,6 +83,7 @@ def evaluate(
     if not isinstance(agent, str) or not agent.strip():
         raise CarnacError(f"the agent to evaluate must be a spec string such as 'greedy', got {agent!r}")
     spec = agent.strip()
+    make(spec)  # fail early on a bad spec
     chosen = load_panel(panel, board)
     games = check_games(chosen.default_games if games is None else games)
     seed = check_seed(chosen.default_seed if seed is None else seed)
@@ -91,7 +92,6 @@ def evaluate(
         import_ray()
         check_address(ray)
     bar_class = progress_bar_class() if progress else None
-    make(spec)  # fail early on a bad spec
     for member in chosen.members:
         make(member.spec)
     settings = {
