@@ -4,8 +4,8 @@
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
     carnac arena ... --ray [ADDRESS]              # the games as Ray tasks (the ray extra)
     carnac evaluate SPEC --board medium [--panel medium-v1] [--games N] [--seed S] [--workers W] [--out DIR]
-    carnac play --board small --opponent mcts [--seat 1] [--save game.json] [--gui]
-    carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH]
+    carnac play --board medium --opponent mcts [--seat 1] [--save game.json] [--gui]
+    carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH | --html PATH]
 
 Without the console script installed, run ``python -m carnac_env.cli``. Every user
 mistake prints one line starting with ``carnac: error:`` and exits with status 2.
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,9 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
         "play",
         help="play against an agent in the terminal",
         description="Play against an agent. Enter moves in the notation ('c4 Rns', 'tilt N', 'decline'); "
-        "'moves' (or 'help') lists the legal moves, 'quit' stops (the game so far is saved).",
+        "'moves' (or 'help') lists the legal moves, 'quit' or Ctrl-C stops (the game so far is saved).",
     )
-    play.add_argument("--board", default="small", help=f"board name ({boards})")
+    play.add_argument("--board", default="medium", help=f"board name ({boards}; default medium)")
     play.add_argument("--opponent", default="mcts", help="the opponent's agent spec (default mcts)")
     play.add_argument("--seat", type=int, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White")
     play.add_argument("--seed", type=int, default=0, help="the opponent's seed")
@@ -128,7 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--line", type=_positive, default=None, help="the record's line in a .jsonl file (from 1)")
     replay.add_argument("--all", action="store_true", help="print every step without waiting")
     replay.add_argument("--gif", default=None, help="write an animated GIF instead (needs the render extra)")
-    replay.add_argument("--mp4", default=None, help="write an MP4 video instead (needs the render extra)")
+    replay.add_argument("--mp4", default=None, help="write an MP4 video instead (needs the video extra)")
+    replay.add_argument(
+        "--html",
+        default=None,
+        help="write one self-contained web page with the board, step/scrub controls and the move list",
+    )
     replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
     return parser
@@ -194,8 +201,21 @@ def _read(prompt: str, stdin: TextIO) -> str | None:
     return line.strip()
 
 
+def _check_writable(path: str) -> None:
+    """Refuse a record path that cannot be written, before any game is played."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise CarnacError(f"--save {path}: that is a folder; expected a file name such as game.json")
+    if not folder.is_dir():
+        raise CarnacError(f"--save {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise CarnacError(f"--save {path}: cannot write there (permission denied)")
+
+
 def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
-    """Play a game in the terminal against ``--opponent``; save its record at the end."""
+    """Play a game in the terminal against ``--opponent``; save its record at the end (also
+    after 'quit', end of input or Ctrl-C)."""
     from carnac_env.agents import make
     from carnac_env.core.boards import make_board
 
@@ -203,12 +223,14 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     board = make_board(args.board)
     opponent = make(args.opponent, seed=args.seed)
     save = args.save or time.strftime("carnac-game-%Y%m%d-%H%M%S.json")
+    _check_writable(save)
     if args.gui:
-        from carnac_env.render.gui import play_gui  # a missing gui extra raises CarnacError naming it
+        from carnac_env.play.gui import play_gui  # a missing gui extra raises CarnacError naming it
 
         record = play_gui(board, args.opponent, args.seat, save, args.seed)
         if record is not None and record.result is not None:
             print(_result_line(record.result, _names(args)))
+        print(f"record saved to {save}")
         return 0
 
     from carnac_env.aec import raw_env
@@ -218,26 +240,46 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     names = _names(args)
     env = raw_env(board=board)
     env.reset(seed=args.seed)
+    width = min(100, shutil.get_terminal_size((80, 24)).columns - 1)
+    print(f"You play {SEAT_NAMES[args.seat]} against {args.opponent} on the {board.name} board. Type 'moves' for help.")
+    stopped = ""
+    try:
+        stopped = _play_loop(env, opponent, args, stdin, color, names, width)
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    print()
+    print(render_text(env.game, color=color, agent_names=names, width=width))
+    record = env.record(agents=list(names), seats={"you": args.seat}, seed=args.seed)
+    record.save(save)
+    if stopped:
+        print(f"game {stopped} after {len(record.moves)} moves; record of the game so far saved to {save}")
+        return 130 if stopped == "interrupted" else 0
+    print(f"record saved to {save}")
+    return 0
+
+
+def _play_loop(
+    env: Any, opponent: Any, args: argparse.Namespace, stdin: TextIO, color: bool, names: tuple[str, str], width: int
+) -> str:
+    """Alternate the person's and the opponent's moves until the end; returns ``"stopped"``
+    when the person quits (or input ends), ``""`` when the game is over."""
+    from carnac_env.render.ansi import refusal, render_text
+
     game = env.game
     you = args.seat
-    print(f"You play {SEAT_NAMES[you]} against {args.opponent} on the {board.name} board. Type 'moves' for help.")
-    quit_early = False
     show = True
     while not game.is_over:
         if show:
             print()
-            print(render_text(game, color=color, agent_names=names))
+            print(render_text(game, color=color, agent_names=names, width=width))
         show = True
         if game.to_act != you:
-            action = opponent.act(env)
-            text = env.action_to_text(action)
-            env.step(action)
-            print(f"{SEAT_NAMES[1 - you]} ({args.opponent}) plays {text}")
+            action = int(opponent.act(env))
+            _step(env, action, f"{SEAT_NAMES[1 - you]} ({args.opponent})")
             continue
         line = _read(f"{SEAT_NAMES[you]} (you) > ", stdin)
         if line is None or line.lower() in ("quit", "exit", "q"):
-            quit_early = True
-            break
+            return "stopped"
         show = False
         if not line:
             continue
@@ -246,19 +288,38 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
             continue
         try:
             action = env.parse_action(line)
-            text = env.action_to_text(action)
-            env.step(action)
-        except CarnacError as err:
-            print(f"Not a legal move: {err}. Type 'moves' to list the legal moves.")
+        except ValueError as err:  # CarnacError, or a number Python will not read (e.g. '²', 5000 digits)
+            _say(f"Not a move: {_short(str(err))}. Type 'moves' to list the legal moves.", width)
+            continue
+        reason = refusal(game, action)
+        if reason is not None:
+            _say(f"{reason}. Type 'moves' to list the legal moves.", width)
             continue
         show = True
-        print(f"{SEAT_NAMES[you]} (you) plays {text}")
-    print()
-    print(render_text(game, color=color, agent_names=names))
-    record = env.record(agents=list(names), seats={"you": you}, seed=args.seed)
-    record.save(save)
-    print(f"{'game stopped; ' if quit_early else ''}record saved to {save}")
-    return 0
+        _step(env, action, f"{SEAT_NAMES[you]} (you)")
+    return ""
+
+
+def _step(env: Any, action: int, who: str) -> None:
+    """Play ``action`` and say so, adding a note when a placement cannot be tilted."""
+    from carnac_env.render.ansi import cannot_tilt_note
+
+    before = env.game.copy()
+    text = env.action_to_text(action)
+    env.step(action)
+    print(f"{who} plays {text}")
+    note = cannot_tilt_note(before, action, env.game)
+    if note:
+        print(note)
+
+
+def _say(text: str, width: int) -> None:
+    """Print ``text`` wrapped at word boundaries to ``width`` columns."""
+    print(textwrap.fill(text, width=max(20, width), subsequent_indent="  ", break_long_words=False))
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _names(args: argparse.Namespace) -> tuple[str, str]:
@@ -294,11 +355,11 @@ def _result_line(result: Any, names: tuple[str, str]) -> str:
 
 # --------------------------------------------------------------------------- replay
 def cmd_replay(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
-    """Step through a recorded game, or write it as an animation."""
+    """Step through a recorded game, or write it as an animation or a web page."""
     from carnac_env.core.game import GameState
     from carnac_env.core.notation import parse_action
     from carnac_env.core.record import GameRecord
-    from carnac_env.render.ansi import render_text, supports_color
+    from carnac_env.render.ansi import printable, render_text, supports_color
 
     stdin = stdin or sys.stdin
     path = Path(args.file)
@@ -309,21 +370,21 @@ def cmd_replay(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         line = 1
     record = GameRecord.load(path, line=line)
     record.replay()  # checks every move and the stored result
-    if args.gif or args.mp4:
-        from carnac_env.render.animate import write_animation  # a missing extra raises CarnacError naming it
-
-        for target in (args.gif, args.mp4):
-            if target:
-                write_animation(record, target, fps=args.fps)
-                print(f"wrote {target}")
-        return 0
+    if args.gif or args.mp4 or args.html:
+        return _write_replays(record, args)
     color = not args.no_color and supports_color()
     agents = record.meta.get("agents")
-    names = (str(agents[0]), str(agents[1])) if isinstance(agents, list) and len(agents) == 2 else None
+    # Names come from the file: escape control characters so they cannot drive the terminal.
+    names = (
+        (printable(str(agents[0])), printable(str(agents[1])))
+        if isinstance(agents, list) and len(agents) == 2
+        else None
+    )
+    width = min(100, shutil.get_terminal_size((80, 24)).columns - 1)
     state = GameState(record.board)
     where = f" (record {line})" if line else ""
-    print(f"{path}{where}: {len(record.moves)} moves on the {record.board.name} board")
-    print(render_text(state, color=color, agent_names=names))
+    print(f"{printable(str(path))}{where}: {len(record.moves)} moves on the {record.board.name} board")
+    print(render_text(state, color=color, agent_names=names, width=width))
     for number, text in enumerate(record.moves, start=1):
         if not args.all:
             answer = _read("[Enter: next move, q: quit] ", stdin)
@@ -333,7 +394,24 @@ def cmd_replay(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         state.apply(parse_action(record.board, text, mover))
         who = SEAT_NAMES[mover] + (f" ({names[mover]})" if names else "")
         print(f"\nmove {number}: {who} {text}")
-        print(render_text(state, color=color, agent_names=names))
+        print(render_text(state, color=color, agent_names=names, width=width))
+    return 0
+
+
+def _write_replays(record: Any, args: argparse.Namespace) -> int:
+    """``--gif``, ``--mp4`` and ``--html``: write each file asked for."""
+    if args.html:
+        from carnac_env.render.html import write_replay_html
+
+        write_replay_html(record, args.html)
+        print(f"wrote {args.html}")
+    if args.gif or args.mp4:
+        from carnac_env.render.animate import write_animation  # a missing extra raises CarnacError naming it
+
+        for target in (args.gif, args.mp4):
+            if target:
+                write_animation(record, target, fps=args.fps)
+                print(f"wrote {target}")
     return 0
 
 

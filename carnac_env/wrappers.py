@@ -52,6 +52,8 @@ def _fast(base: type, guarded: bool = False) -> type:
         "__doc__": f"PettingZoo's ``{base.__name__}`` with direct forwarding of {', '.join(HOT_ATTRIBUTES)}.",
         "__module__": __name__,
         "__str__": lambda self: str(self.env),
+        # Jupyter's inline display (PettingZoo's __getattr__ refuses private names).
+        "_repr_svg_": lambda self: self._raw._repr_svg_(),
     }
     for name in HOT_ATTRIBUTES:
         namespace[name] = _forward(name, guarded and not name.startswith("_"))

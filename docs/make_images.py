@@ -7,7 +7,13 @@
 * ``end.png``: the end of a game, dolmens outlined, the winner shown;
 * ``game.gif``: a short game on petit_menec, one frame per decision;
 * ``orientations.png``: the four ways to stand a megalith and what each tilt shows;
-* ``tilt.png``: one megalith before and after a tilt east and a tilt north.
+* ``tilt.png``: one megalith before and after a tilt east and a tilt north;
+* ``dolmen.png``: lying and standing megaliths making a dolmen, and squares that touch only
+  at corners making none;
+* ``tiebreak.png``: a finished game won on the tie-break (equal numbers of dolmens, the
+  largest decides), two dolmens of different colours touching;
+* ``replay.html``: a web replay of the GIF's game (``carnac replay --html``), embedded in
+  the Rendering page.
 
 Needs the render extra (``pip install -e .[render]``). The pictures are deterministic:
 the same code and Pillow version give the same files.
@@ -27,6 +33,7 @@ from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text, parse_action
 from carnac_env.core.record import GameRecord
 from carnac_env.render.animate import write_animation
+from carnac_env.render.html import write_replay_html
 from carnac_env.render.image import BACKGROUND, SOFT_TEXT, TEXT_COLOUR, ImageRenderer, font
 
 OUT = Path(__file__).resolve().parent / "images"
@@ -81,6 +88,8 @@ def end_png() -> None:
 def game_gif() -> None:
     record = play_out("petit_menec", seed=5)
     write_animation(record, OUT / "game.gif", fps=1.5, cell=44)
+    record.meta["agents"] = ["greedy", "greedy"]
+    write_replay_html(record, OUT / "replay.html")
 
 
 def caption(image: Image.Image, lines: list[str], size: int = 15) -> Image.Image:
@@ -155,6 +164,35 @@ def tilt_png() -> None:
     row(panels).save(OUT / "tilt.png", optimize=True)
 
 
+def dolmen_png() -> None:
+    board = make_board("custom", rows=3, cols=5, megaliths=10, min_dolmen=3)
+    state = GameState.from_diagram(board, ["rrR.W", "...W.", "....W"])
+    image = ImageRenderer(board, 48, status=False).draw_image(state, dolmens=True)
+    caption(
+        image,
+        [
+            "Red: one dolmen of 3",
+            "a1-b1 (lying) + c1 (standing)",
+            "White: e1, d2, e3 touch only",
+            "at corners: no dolmen",
+        ],
+    ).save(OUT / "dolmen.png", optimize=True)
+
+
+#: A finished game won on the tie-break: 2 dolmens each, Red's largest (4) beats White's (3).
+#: Red's row-3 dolmen and White's row-4 dolmen touch along an edge.
+TIE_BREAK = ["rrRWWW.", ".......", "RRRR...", "WWW....", "......."]
+
+
+def tiebreak_png() -> GameState:
+    board = make_board("custom", rows=5, cols=7, megaliths=17, min_dolmen=3, last_tilt=False)
+    state = GameState.from_diagram(board, TIE_BREAK, supply=1)
+    state.apply(parse_action(board, "g5 Rns", 0))  # the last megalith: the game ends at once
+    assert state.is_over and state.result().winner == 0
+    Image.fromarray(ImageRenderer(board, 48).draw(state)).save(OUT / "tiebreak.png", optimize=True)
+    return state
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     board_png()
@@ -162,6 +200,8 @@ def main() -> None:
     game_gif()
     orientations_png()
     tilt_png()
+    dolmen_png()
+    tiebreak_png()
     for path in sorted(OUT.iterdir()):
         print(f"wrote {path.relative_to(OUT.parent.parent)} ({path.stat().st_size // 1024} KiB)")
 

@@ -14,6 +14,7 @@ from PIL import Image
 from carnac_env.core.game import GameState
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError, RecordError
+from carnac_env.render.animate import captions as animate_captions
 from carnac_env.render.animate import frames, write_animation
 
 
@@ -51,10 +52,13 @@ def test_captions_name_each_move_and_the_result():
     record = random_record()
     captions = [caption for _, caption in frames(record)]
     assert len(captions) == len(record.moves) + 1
-    assert captions[0] == f"1. Red: {record.moves[0]}"
-    for number, (caption, move) in enumerate(zip(captions, record.moves), start=1):
+    assert captions[0] == "Start: petit_menec board"
+    # Each frame names the move just made, as `carnac replay` prints it above the position.
+    assert captions[1] == f"1. Red: {record.moves[0]}"
+    for number, (caption, move) in enumerate(zip(captions[1:-1], record.moves), start=1):
         assert caption.startswith(f"{number}. ") and caption.endswith(move)
-    assert captions[-1].startswith("Game over")
+    assert captions[-1].startswith(f"{len(record.moves)}. ") and "Game over" in captions[-1]
+    assert captions == animate_captions(record)
 
 
 def test_frames_differ_as_the_game_goes_on():
@@ -69,7 +73,7 @@ def test_unfinished_record_ends_with_its_last_position(tmp_path):
     write_animation(record, tmp_path / "part.gif")
     with Image.open(tmp_path / "part.gif") as gif:
         assert gif.n_frames == 6
-    assert list(frames(record))[-1][1] == "After 5 moves (unfinished)"
+    assert list(frames(record))[-1][1].endswith(f"{record.moves[4]}. (unfinished)")
 
 
 def test_mp4(tmp_path):
@@ -94,3 +98,8 @@ def test_errors(tmp_path, monkeypatch):
     with pytest.raises(RecordError, match="move 3"):
         write_animation(bad, tmp_path / "bad.gif")
     assert not (tmp_path / "bad.gif").exists()
+
+
+def test_missing_folder_is_a_clean_error(tmp_path):
+    with pytest.raises(CarnacError, match="does not exist"):
+        write_animation(random_record(), tmp_path / "nowhere" / "game.gif")

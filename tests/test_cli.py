@@ -46,7 +46,7 @@ def test_play_a_whole_game_from_scripted_input(tmp_path: Path, seat: str) -> Non
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Place a megalith" in out or "Tilt the megalith just placed" in out  # the 'moves' help
-    assert "Not a legal move: 'nonsense' is not a move" in out
+    assert "Not a move: 'nonsense' is not a move" in out
     assert "z9" in out and "not on the 6 x 6 board" in out
     assert "Game over" in out
     assert f"record saved to {save}" in out
@@ -83,7 +83,7 @@ def test_replay_a_line_of_games_jsonl(tmp_path: Path) -> None:
         "--no-progress",
     )
     assert done.returncode == 0, done.stderr
-    assert "wins-draws-losses" in done.stdout and "elo" in done.stdout
+    assert "wins-draws-losses" in done.stdout and "rating" in done.stdout and "Elo scale" in done.stdout
     results = json.loads((out / "results.json").read_text())
     assert results["agents"] == ["random", "greedy"]
     record = GameRecord.load(out / "games.jsonl", line=2)

@@ -28,8 +28,24 @@ def test_mkdocs_build_strict(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    for page in ("index.html", "tutorials/play-by-hand/index.html", "frameworks/index.html"):
-        assert (tmp_path / "site" / page).exists(), page
+    site = tmp_path / "site"
+    for page in ("index.html", "tutorials/play-by-hand/index.html", "frameworks/index.html", "course/index.html"):
+        assert (site / page).exists(), page
+    # The site embeds a web replay, and offers each tutorial as a notebook.
+    rendering = (site / "rendering" / "index.html").read_text(encoding="utf-8")
+    assert '<iframe src="../images/replay.html"' in rendering
+    assert (site / "images" / "replay.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    for name in ("play-by-hand", "write-an-agent", "train-maskable-ppo", "self-play"):
+        assert (site / "tutorials" / "notebooks" / f"{name}.ipynb").exists(), name
+    # The rules page shows the generated pictures.
+    rules = (site / "rules" / "index.html").read_text(encoding="utf-8")
+    for picture in ("orientations.png", "tilt.png", "dolmen.png", "tiebreak.png"):
+        assert f"images/{picture}" in rules, picture
+    # Tilt and decline are the two choices under step 2 of a turn, not steps of their own.
+    turn = rules[rules.index('id="a-turn"') :]
+    turn = turn[: turn.index("</ol>")]
+    assert turn.count("<li>") == 5 and "<ul>" in turn
+    assert turn.index("<ul>") < turn.index("<strong>tilt</strong>") < turn.index("</ul>")
 
 
 def test_every_docs_page_is_in_the_nav():

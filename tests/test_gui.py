@@ -18,10 +18,11 @@ pytest.importorskip("PIL")
 pygame = pytest.importorskip("pygame")
 
 from carnac_env.core.actions import orientation_for, tilt_colours  # noqa: E402
+from carnac_env.core.boards import make_board  # noqa: E402
 from carnac_env.core.game import OVER, PLACE, RESPOND, GameState  # noqa: E402
 from carnac_env.core.record import GameRecord  # noqa: E402
 from carnac_env.errors import CarnacError  # noqa: E402
-from carnac_env.render.gui import GuiApp, GuiController, play_gui  # noqa: E402
+from carnac_env.play.gui import GuiApp, GuiController, play_gui  # noqa: E402
 from carnac_env.render.image import DOLMEN_LINE, ImageRenderer  # noqa: E402
 from carnac_env.render.window import Window  # noqa: E402
 
@@ -159,6 +160,8 @@ def test_undo_goes_back_to_the_previous_decision_and_further():
         assert controller.click(*controller.button("undo").centre) is None
         assert controller.env.history == expected
         assert controller.human_to_act
+        # The message numbers the move as the move list does (all decisions, both sides).
+        assert controller.message.startswith(f"Back to move {len(expected) + 1}:")
         # The env was rebuilt from the moves: the same position as replaying them.
         replayed = GameState(controller.board)
         for action in expected:
@@ -295,7 +298,8 @@ def test_play_gui_saves_the_record(tmp_path):
 
 
 def test_play_gui_with_a_named_agent_if_available(tmp_path):
-    agents = pytest.importorskip("carnac_env.agents")
+    import carnac_env.agents as agents
+
     agent = agents.make("random", seed=1)
 
     class Quitting:
@@ -334,3 +338,31 @@ def test_window_closed_by_the_person_stays_closed():
     assert not window.is_open and window.closed_by_user
     window.show(state)  # no window pops up again
     assert not window.is_open
+
+
+def test_placement_that_cannot_tilt_says_so():
+    # On a 1 x 2 board no tilt ever fits (a tilt covers the two squares beyond the megalith).
+    board = make_board("custom", rows=1, cols=2, megaliths=2, min_dolmen=1)
+    controller = GuiController(board, StandIn(0), seat=0)
+    controller.click(*board_click(controller, 0))
+    controller.click(*controller.button("place").centre)
+    assert "cannot be tilted" in controller.message
+    assert controller.message.endswith(f"{controller.opponent_name} places next.")
+
+
+def test_panels_show_the_live_score_and_who_leads():
+    """Each player's panel gives their dolmens now and who leads by the tie-break."""
+    controller = GuiController("petit_menec", StandIn(0), seat=0)
+    assert controller.player_panel(0)[1] == "0 dolmens"
+    # Red stands three megaliths in a row on row 1 (min_dolmen is 3 on petit_menec).
+    moves = ["a1 Rns", "decline", "b1 Rns", "decline", "c1 Rns"]
+    controller.env.reset(options={"moves": moves})
+    state = controller.state
+    sizes = state.score_now().dolmens[0]
+    assert sizes, "the position should hold a red dolmen"
+    head, count = controller.player_panel(0)
+    assert head.startswith("Red: you")
+    assert count.startswith(f"{len(sizes)} dolmen") and count.endswith("leads")
+    assert not controller.player_panel(1)[1].endswith("leads")
+    image = np.asarray(controller.frame())
+    assert image.shape == (controller.height, controller.width, 3)

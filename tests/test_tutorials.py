@@ -1,4 +1,9 @@
-"""Every code block of the tutorials runs, in order, in smoke mode (``CARNAC_SMOKE=1``).
+"""Every code block of the tutorials runs, in order, and prints what the page shows.
+
+The pages without training (play-by-hand, write-an-agent) run as a reader runs them and must
+print exactly the output recorded after each block (``docs/make_tutorials.py`` records it;
+rerun it after a change that alters what they print). The training pages run in smoke mode
+(``CARNAC_SMOKE=1``) and must finish.
 
 Blocks fenced as ``python`` run in one shared namespace per tutorial (so a later block may use an
 earlier block's names); blocks fenced as ``bash`` run in a shell between them, except their
@@ -92,7 +97,35 @@ def test_block_extraction():
 SLOW = {"train-maskable-ppo.md", "self-play.md"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(NEEDS)])
+def _make_tutorials():
+    spec = importlib.util.spec_from_file_location("make_tutorials", ROOT / "docs" / "make_tutorials.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", sorted(set(NEEDS) - SLOW))
+def test_tutorial_prints_its_recorded_output(name):
+    make = _make_tutorials()
+    page = (TUTORIALS / name).read_text(encoding="utf-8")
+    assert "<!-- output" in page, f"{name} shows no expected output"
+    outputs = make.run_page(name, smoke=False, repo=None)  # no examples/: as from a plain pip install
+    expected = make.with_outputs(page, outputs, " ")
+    if expected != page:
+        import difflib
+
+        diff = "\n".join(difflib.unified_diff(page.splitlines(), expected.splitlines(), name, "ran", lineterm=""))
+        pytest.fail(f"{name} prints something else than it shows; run `python docs/make_tutorials.py`:\n{diff}")
+
+
+def test_training_pages_show_outputs_and_say_what_to_expect():
+    for name in SLOW:
+        page = (TUTORIALS / name).read_text(encoding="utf-8")
+        assert "CARNAC_SMOKE=1" in page and "What to expect" in page and "greedy" in page
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SLOW))
 def test_tutorial_runs(name, tmp_path):
     missing = [m for m in NEEDS[name] if importlib.util.find_spec(m) is None]
     if missing:

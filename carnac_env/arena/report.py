@@ -69,7 +69,7 @@ def format_table(results: dict[str, Any]) -> str:
         + "wins".rjust(7)
         + "draws".rjust(7)
         + "losses".rjust(8)
-        + "elo".rjust(9)
+        + "rating".rjust(9)
         + "   95% interval"
     )
     order = sorted(agents, key=lambda a: -results["ratings"][a]["elo"])
@@ -79,4 +79,16 @@ def format_table(results: dict[str, Any]) -> str:
             a.ljust(width) + f"{s['games']:>7}{s['wins']:>7}{s['draws']:>7}{s['losses']:>8}"
             f"{round(r['elo']):>9d}   [{round(r['ci_low'])}, {round(r['ci_high'])}]"
         )
+    lines.append("")
+    lines.extend(READING)
     return "\n".join(lines)
+
+
+#: How to read the ratings column, printed under every table.
+READING = (
+    "rating: Bradley-Terry strength on the Elo scale (400 points = 10:1 odds), mean 0 over the",
+    "agents of this table only: compare numbers within one table, not across runs. The 95% interval",
+    "comes from refits on games simulated from the fitted ratings; an estimate at the edge of its",
+    "interval (e.g. 284 [54, 284]) means the refits rarely went beyond it, as happens when an agent",
+    "won (or lost) nearly every game: more games against closer opponents tighten it.",
+)

@@ -70,7 +70,9 @@ def run_arena(
         make(spec)  # fail early on a bad spec
     store = ArenaStore(out)
     planned = schedule(settings.agents, settings.games, settings.seed)
-    lines = play_schedule(store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class)
+    lines = play_schedule(
+        store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class, echo=echo
+    )
     return _finish(store, settings, lines, echo)
 
 
@@ -83,6 +85,7 @@ def play_schedule(
     ray: str | None,
     bar_class: Any = None,
     desc: str = "arena",
+    echo: Callable[[str], None] | None = None,
 ) -> list[str]:
     """Play the games of ``planned`` that ``store`` lacks and return every game's line, in
     ``planned``'s order; the shared middle of :func:`run_arena` and of
@@ -90,7 +93,8 @@ def play_schedule(
 
     ``stored`` (the settings for ``arena.json``) is checked against the folder first, the
     stored games are checked and kept, and each new game is appended as it finishes.
-    ``bar_class`` (tqdm, or None for no bar) shows the progress under ``desc``.
+    ``bar_class`` (tqdm, or None for no bar) shows the progress under ``desc``; ``echo``
+    (if given) is told when there is nothing left to play.
 
     Raises:
         CarnacError: as :func:`run_arena`, before any game is played.
@@ -99,6 +103,8 @@ def play_schedule(
     store.check_settings(stored)
     done = store.load_games({g.key: g for g in planned}, board)
     todo = [g for g in planned if g.key not in done]
+    if not todo and echo is not None:
+        echo(f"all {len(planned)} games already played in {store.games_path}; nothing new to play")
     with sigterm_as_interrupt(), _finished_games(board, todo, workers, ray) as finished:
         store.write_settings(stored)
         bar = None
@@ -168,5 +174,7 @@ def _finish(
     echo(format_table(results))
     if plot_ratings(results, store.plot_path):
         echo(f"ratings plot: {store.plot_path}")
-    echo(f"games: {store.games_path}; results: {store.results_path}")
+    else:
+        echo("no ratings plot: it needs matplotlib (pip install 'carnac-env[plot]')")
+    echo(f"games: {store.games_path}; results: {store.results_path}; settings: {store.settings_path}")
     return results

@@ -133,6 +133,12 @@ class GameState:
             f"to_act={self.to_act}, supply={self.supply}, pending={self.pending})"
         )
 
+    def _repr_svg_(self) -> str:
+        """The board as SVG, for Jupyter's inline display (drawn by :mod:`carnac_env.render.svg`)."""
+        from carnac_env.render.svg import state_svg  # only when a notebook asks
+
+        return state_svg(self)
+
     # ----------------------------------------------------------------- reading the state
     @property
     def is_over(self) -> bool:

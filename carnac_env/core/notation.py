@@ -106,7 +106,13 @@ def parse_action(board: Board, text: str, mover: int) -> int:
     if mover not in (0, 1):
         raise NotationError(f"mover {mover!r} must be 0 (Red) or 1 (White)")
     norm = " ".join(text.strip().lower().split())
+    if norm.isdigit() and not norm.isascii():  # '²', '٣': digits to str.isdigit, not moves
+        raise NotationError(f"{text!r}: an action number is written with the digits 0-9")
     if norm.isdigit():
+        if len(norm) > 9:  # int() of thousands of digits is slow or refused; no action is that large
+            raise NotationError(
+                f"{text[:20]!r}...: a {len(norm)}-digit action number is outside 0..{board.num_actions - 1}"
+            )
         action = int(norm)
         if action >= board.num_actions:
             raise NotationError(f"{text!r}: action {action} is outside 0..{board.num_actions - 1}")

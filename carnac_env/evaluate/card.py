@@ -105,7 +105,7 @@ def evaluate(
     }
     store = ArenaStore(out)
     planned = evaluation_games(spec, chosen, games, seed)
-    lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, desc="evaluate")
+    lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
     card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel)
     write_atomic(store.games_path, "".join(line + "\n" for line in lines))
     card_path = Path(out) / "card.json"

@@ -1,9 +1,9 @@
 """Animated replays of recorded games: ``.gif`` (Pillow, the ``render`` extra) or ``.mp4``
 (imageio-ffmpeg, the ``video`` extra, which ships its own ffmpeg).
 
-One frame per decision: the position before each move, captioned with the move number, the
-player and the move in notation ("12. White: tilt N"), then the final position with the
-result (held three times as long). ``carnac replay FILE --gif out.gif`` calls
+One frame for the starting position, then one after each decision, captioned with the move
+just made ("12. White: tilt N", its squares marked with a blue dot), as ``carnac replay``
+prints it; the last frame (held three times as long) adds the result. ``carnac replay FILE --gif out.gif`` calls
 :func:`write_animation`.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from carnac_env.core.actions import decode
 from carnac_env.core.game import PLAYER_NAMES, GameState
 from carnac_env.core.notation import parse_action
 from carnac_env.core.record import GameRecord
@@ -25,20 +26,25 @@ FORMATS = (".gif", ".mp4")
 _CAPTION_BACKGROUND = (250, 247, 238)
 
 
-def frames(record: GameRecord, cell: int = 40) -> Iterator[tuple[Any, str]]:
-    """The pictures of a replay: ``(Pillow RGB image, caption)`` for the position before
-    each move, then for the final position. Every image has the same size.
+def captions(record: GameRecord) -> list[str]:
+    """The caption of each frame of a replay: ``"Start: medium board"``, then one per move,
+    naming the move **just made** (``"12. White: tilt N"``), as ``carnac replay`` prints it
+    above each position. The last caption adds the result (``"... Game over: Red wins"``) or
+    ``"(unfinished)"``.
 
     Raises:
         RecordError: a move that does not parse or is illegal.
     """
+    return [caption for _, caption, _, _ in positions(record)]
+
+
+def positions(record: GameRecord) -> Iterator[tuple[GameState, str, tuple[int, ...], int | None]]:
+    """Each position of the replay with its caption, the squares of the move just made and
+    who made it (``None`` for the start)."""
     board = record.board
-    renderer = ImageRenderer(board, cell)
-    width, height = renderer.layout.width, renderer.layout.height
-    caption_height = round(renderer.font_size * 1.9)
-    caption_height += (height + caption_height) % 2  # even sizes suit video encoders
     state = GameState(board)
-    last: tuple[int, ...] = ()
+    total = len(record.moves)
+    yield state.copy(), f"Start: {board.name} board" + (" (no moves)" if not total else ""), (), None
     for number, text in enumerate(record.moves, start=1):
         mover = state.to_act
         try:
@@ -48,19 +54,44 @@ def frames(record: GameRecord, cell: int = 40) -> Iterator[tuple[Any, str]]:
             raise RecordError(f"move {number} ({text!r}): {err}") from None
         if reason is not None:
             raise RecordError(f"move {number} ({text!r}) is illegal: {reason}")
-        caption = f"{number}. {PLAYER_NAMES[mover]}: {text}"
-        yield _with_caption(renderer, state, last, caption, mover, caption_height, width, height), caption
-        before = state.tilt_targets()
+        last = move_squares(state, action)
         state.apply_unchecked(action)
-        if action < board.squares * 4:
-            last = (action >> 2,)
-        elif action < board.squares * 4 + 4:
-            last = before[action - board.squares * 4][:2]
-        else:
-            last = ()
-    caption = renderer.status_line(state) if state.is_over else f"After {len(record.moves)} moves (unfinished)"
-    winner = state.result().winner if state.is_over else None
-    yield _with_caption(renderer, state, last, caption, winner, caption_height, width, height), caption
+        caption = f"{number}. {PLAYER_NAMES[mover]}: {text}"
+        if number == total:
+            caption += ". " + (_game_over(state) if state.is_over else "(unfinished)")
+        yield state.copy(), caption, last, mover
+
+
+def _game_over(state: GameState) -> str:
+    result = state.result()
+    return "Game over: a draw" if result.winner is None else f"Game over: {PLAYER_NAMES[result.winner]} wins"
+
+
+def move_squares(state: GameState, action: int) -> tuple[int, ...]:
+    """The squares that ``action`` (legal in ``state``, not yet played) puts a megalith on:
+    the square of a placement, the two squares of a tilt, none for a decline."""
+    move = decode(state.board, action)
+    if move.kind == "place":
+        return (move.square,)
+    if move.kind == "tilt":
+        return state.tilt_targets()[move.direction][:2]
+    return ()
+
+
+def frames(record: GameRecord, cell: int = 40) -> Iterator[tuple[Any, str]]:
+    """The pictures of a replay: ``(Pillow RGB image, caption)`` for the starting position,
+    then for the position after each move (the move's squares marked with a blue dot), with
+    the captions of :func:`captions`. Every image has the same size.
+
+    Raises:
+        RecordError: a move that does not parse or is illegal.
+    """
+    renderer = ImageRenderer(record.board, cell)
+    width, height = renderer.layout.width, renderer.layout.height
+    caption_height = round(renderer.font_size * 1.9)
+    caption_height += (height + caption_height) % 2  # even sizes suit video encoders
+    for state, caption, last, mover in positions(record):
+        yield _with_caption(renderer, state, last, caption, mover, caption_height, width, height), caption
 
 
 def _with_caption(
@@ -73,9 +104,9 @@ def _with_caption(
     width: int,
     height: int,
 ) -> Any:
-    image = renderer._image.new("RGB", (width, height + caption_height), _CAPTION_BACKGROUND)
+    image = renderer.new_image(width, height + caption_height, _CAPTION_BACKGROUND)
     image.paste(renderer.draw_image(state, marks=marks), (0, caption_height))
-    draw = renderer._draw_module.Draw(image)
+    draw = renderer.drawing(image)
     size = renderer.font_size
     x = renderer.layout.left
     y = (caption_height - size) // 2
@@ -106,6 +137,8 @@ def write_animation(record: GameRecord, path: str | Path, fps: float = 2.0, *, c
     """
     path = Path(path)
     suffix = path.suffix.lower()
+    if not path.parent.is_dir():
+        raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
     if suffix not in FORMATS:
         raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in {' or '.join(FORMATS)}")
     if not (isinstance(fps, int | float) and not isinstance(fps, bool) and fps > 0):
@@ -116,10 +149,13 @@ def write_animation(record: GameRecord, path: str | Path, fps: float = 2.0, *, c
         except ImportError:
             raise CarnacError("writing .mp4 needs imageio-ffmpeg: pip install 'carnac-env[video]'") from None
     images = [image for image, _ in frames(record, cell)]
-    if suffix == ".gif":
-        _write_gif(images, path, fps)
-    else:
-        _write_mp4(imageio_ffmpeg, images, path, fps)
+    try:
+        if suffix == ".gif":
+            _write_gif(images, path, fps)
+        else:
+            _write_mp4(imageio_ffmpeg, images, path, fps)
+    except OSError as err:
+        raise CarnacError(f"cannot write {path}: {err.strerror or err}") from None
 
 
 def _write_gif(images: list[Any], path: Path, fps: float) -> None:

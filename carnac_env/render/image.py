@@ -11,7 +11,8 @@ The picture is the board seen from above, with north at the top:
   faces around its top (each side in the colour a tilt that way would show), and every
   legal tilt is previewed as a translucent slab, in its colour, on the squares it would cover;
 * the panel below says whose turn it is and what they must do, the supply left, and at the
-  end the result; the dolmens are then outlined in gold.
+  end the result and why (the tie-break); the dolmens are then outlined, Red's in gold
+  and White's in blue. The last line always gives each side's dolmens now and who leads.
 
 Drawing uses Pillow only (the ``render`` extra): no display, no window, the same pixels for
 the same position and library version. Pieces are drawn once per renderer, supersampled for
@@ -32,10 +33,11 @@ import numpy as np
 
 from carnac_env.core.actions import tilt_colours
 from carnac_env.core.boards import Board, make_board
-from carnac_env.core.game import OVER, PLAYER_NAMES, RESPOND, STANDING, GameState
+from carnac_env.core.game import OVER, PLACE, PLAYER_NAMES, STANDING, GameState
 from carnac_env.core.notation import column_name, square_name
 from carnac_env.core.scoring import groups
 from carnac_env.errors import CarnacError
+from carnac_env.render.score import score_line, tie_break_reason, turn_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage
@@ -55,6 +57,10 @@ TEXT_COLOUR: Colour = (40, 40, 38)
 SOFT_TEXT: Colour = (100, 98, 90)
 PENDING_RING: Colour = (255, 196, 0)
 DOLMEN_LINE: Colour = (255, 204, 20)
+#: The outline of a dolmen, by its colour: Red's in gold, White's in deep blue. Two touching
+#: dolmens are always of different colours (same-coloured neighbours form one group), so
+#: their outlines never share a colour.
+DOLMEN_LINES: dict[int, Colour] = {1: DOLMEN_LINE, 2: (36, 52, 140)}
 MARK_COLOUR: Colour = (40, 110, 220)
 
 #: A block drawn with its faces (the megalith awaiting a decision, or being placed): half
@@ -188,8 +194,8 @@ class ImageRenderer:
         board_w, board_h = self.board.cols * cell, self.board.rows * cell
         width = left + board_w + margin + (label - margin if coordinates else 0) // 2
         status_top = top + board_h + margin
-        height = status_top + (round(self.font_size * 3.6) if status else 0)
-        width += max(0, 22 * self.font_size - width) if status else 0  # room for the status text
+        height = status_top + (round(self.font_size * 6.2) if status else 0)
+        width += max(0, 24 * self.font_size - width) if status else 0  # room for the status text
         width += width % 2  # even sizes suit video encoders
         height += height % 2
         self.layout = Layout(cell, left, top, self.board.rows, self.board.cols, width, height, status_top)
@@ -230,71 +236,110 @@ class ImageRenderer:
         status_text: str | None = None,
     ) -> PILImage.Image:
         """As :meth:`draw`, but returns the Pillow image (mode ``RGB``)."""
-        board = self.board
-        if state.board != board:
-            raise CarnacError(f"this renderer draws board {board}; the state is on board {state.board}")
-        layout = self.layout
+        if state.board != self.board:
+            raise CarnacError(f"this renderer draws board {self.board}; the state is on board {state.board}")
         image = self._background.copy()
-        cells, kinds = state.cells, state.kinds
         found = self.dolmen_groups(state) if dolmens or (dolmens is None and state.phase == OVER) else []
-        if found:
-            self._wash_dolmens(image, found)
-        # Lying megaliths: one slab per pair.
-        for first, second in state.lying:
-            a, b = (first, second) if first < second else (second, first)
-            horizontal = b // board.cols == a // board.cols  # same row (on one column, a+1 is below)
-            sprite = self._sprite(("lying", cells[a], horizontal))
-            x0, y0, _, _ = layout.square_box(a)
-            image.paste(sprite, (x0, y0), sprite)
-        # Standing megaliths (the pending one with its faces).
-        for square in range(board.squares):
-            if kinds[square] != STANDING:
-                continue
-            x0, y0, _, _ = layout.square_box(square)
-            if square == state.pending:
-                ns, ew = state.pending_colours
-                sprite = self._sprite(("block", cells[square], ns, ew))
-                ring = self._sprite(("ring",))
-                image.paste(ring, (x0, y0), ring)
-            else:
-                sprite = self._sprite(("standing", cells[square]))
-            image.paste(sprite, (x0, y0), sprite)
-        # Tilt previews: of the pending megalith, or of the megalith being placed.
-        previews: list[tuple[int, int, int]] = list(state.tilt_targets().values())
-        if tentative is not None and state.phase != OVER:
-            square, orientation = tentative
-            if not (0 <= square < board.squares and orientation in (0, 1, 2, 3)):
-                raise CarnacError(
-                    f"tentative={tentative!r}: expected (square 0..{board.squares - 1}, orientation 0..3)"
-                )
-            if kinds[square]:
-                raise CarnacError(f"tentative square {square_name(board, square)} is not empty")
-            top, ns, ew = tilt_colours(state.to_act, orientation)
-            x0, y0, _, _ = layout.square_box(square)
-            ring = self._sprite(("ring",))
-            sprite = self._sprite(("block", top, ns, ew))
-            image.paste(ring, (x0, y0), ring)
-            image.paste(sprite, (x0, y0), sprite)
-            last = state.supply == 1 and not board.last_tilt
-            if not last:
-                for direction, pair in enumerate(board.tilt_squares[square]):
-                    if pair is not None and not kinds[pair[0]] and not kinds[pair[1]]:
-                        previews.append((pair[0], pair[1], (ns, ew)[direction & 1]))
-        for first, second, colour in previews:
-            a, b = (first, second) if first < second else (second, first)
-            sprite = self._sprite(("ghost", colour, b // board.cols == a // board.cols))
-            x0, y0, _, _ = layout.square_box(a)
-            image.paste(sprite, (x0, y0), sprite)
-        if found:
-            self._outline_dolmens(image, found)
-        for square in marks:
-            x0, y0, x1, _ = layout.square_box(square)
-            r = max(2, self.cell // 12)
-            draw = self._draw_module.Draw(image)
-            draw.ellipse((x1 - 3 * r, y0 + r, x1 - r, y0 + 3 * r), fill=MARK_COLOUR)
+        self._wash_dolmens(image, found)
+        self._draw_lying(image, state)
+        self._draw_standing(image, state)
+        previews = self._tilt_previews(state, tentative)
+        if tentative is not None:
+            self._draw_tentative(image, state, tentative)
+        self._draw_previews(image, previews)
+        self._outline_dolmens(image, found)
+        self._draw_marks(image, marks)
         if self.status:
             self._draw_status(image, state, status_text)
         return image
+
+    # ----------------------------------------------------------------- the steps of a picture
+    def _paste_at(self, image: Any, square: int, sprite: Any) -> None:
+        x0, y0, _, _ = self.layout.square_box(square)
+        image.paste(sprite, (x0, y0), sprite)
+
+    def _draw_lying(self, image: Any, state: GameState) -> None:
+        """One slab per lying megalith, across its two squares."""
+        cols = self.board.cols
+        for first, second in state.lying:
+            a, b = (first, second) if first < second else (second, first)
+            horizontal = b // cols == a // cols  # same row (on one column, a+1 is below)
+            self._paste_at(image, a, self._sprite(("lying", state.cells[a], horizontal)))
+
+    def _draw_standing(self, image: Any, state: GameState) -> None:
+        """Standing megaliths; the one awaiting a decision ringed, with its four faces."""
+        cells, kinds = state.cells, state.kinds
+        for square in range(self.board.squares):
+            if kinds[square] != STANDING:
+                continue
+            if square == state.pending:
+                ns, ew = state.pending_colours
+                self._paste_at(image, square, self._sprite(("ring",)))
+                self._paste_at(image, square, self._sprite(("block", cells[square], ns, ew)))
+            else:
+                self._paste_at(image, square, self._sprite(("standing", cells[square])))
+
+    def _tilt_previews(
+        self, state: GameState, tentative: tuple[int, int] | None
+    ) -> list[tuple[int, tuple[int, int, int]]]:
+        """``(direction, (square, square, colour))`` of every tilt to preview: those of the
+        megalith awaiting a decision, or those the core says the placement being prepared
+        would allow (:meth:`GameState.tilts_after_place`)."""
+        previews = list(state.tilt_targets().items())
+        if tentative is None:
+            return previews
+        square, orientation = tentative
+        squares = self.board.squares
+        if isinstance(square, np.integer):
+            square = int(square)
+        if not (isinstance(square, int) and 0 <= square < squares and orientation in (0, 1, 2, 3)):
+            raise CarnacError(f"tentative={tentative!r}: expected (square 0..{squares - 1}, orientation 0..3)")
+        if state.kinds[square]:
+            raise CarnacError(f"tentative square {square_name(self.board, square)} is not empty")
+        if state.phase == PLACE:
+            previews.extend(state.tilts_after_place(square, orientation).items())
+        return previews
+
+    def _draw_tentative(self, image: Any, state: GameState, tentative: tuple[int, int]) -> None:
+        """The megalith being placed, ringed and drawn with its faces, as the mover sees it."""
+        if state.phase != PLACE:
+            return
+        square, orientation = tentative
+        top, ns, ew = tilt_colours(state.to_act, orientation)
+        self._paste_at(image, square, self._sprite(("ring",)))
+        self._paste_at(image, square, self._sprite(("block", top, ns, ew)))
+
+    def _draw_previews(self, image: Any, previews: list[tuple[int, tuple[int, int, int]]]) -> None:
+        """Each previewed tilt as a pale dashed outline with an arrow, never a solid slab."""
+        cols = self.board.cols
+        for direction, (first, second, colour) in previews:
+            a, b = (first, second) if first < second else (second, first)
+            self._paste_at(image, a, self._sprite(("ghost", colour, b // cols == a // cols, direction)))
+
+    def _draw_marks(self, image: Any, marks: Iterable[int]) -> None:
+        """A small blue dot in the north-east corner of each marked square (the last move)."""
+        draw = self.drawing(image)
+        r = max(2, self.cell // 12)
+        for square in marks:
+            _, y0, x1, _ = self.layout.square_box(square)
+            draw.ellipse((x1 - 3 * r, y0 + r, x1 - r, y0 + 3 * r), fill=MARK_COLOUR)
+
+    # ----------------------------------------------------------------- public helpers
+    def new_image(self, width: int, height: int, colour: Colour = BACKGROUND) -> PILImage.Image:
+        """A blank Pillow RGB image (for callers that compose pictures: replays, the GUI)."""
+        return self._image.new("RGB", (width, height), colour)
+
+    def drawing(self, image: PILImage.Image) -> Any:
+        """A Pillow ``ImageDraw.Draw`` on ``image``."""
+        return self._draw_module.Draw(image)
+
+    def paste_text(
+        self, image: PILImage.Image, xy: tuple[int, int], text: str, size: int | None = None, fill: Colour = TEXT_COLOUR
+    ) -> int:
+        """Write ``text`` on ``image`` at ``xy`` (top left) in the built-in font; returns its width."""
+        sprite = self.text_sprite(text, size, fill)
+        image.paste(sprite, xy, sprite)
+        return sprite.width
 
     def square_at(self, x: float, y: float) -> int | None:
         """The square under pixel ``(x, y)``, or ``None`` off the board."""
@@ -318,11 +363,6 @@ class ImageRenderer:
                 self._text_cache.clear()
             self._text_cache[key] = sprite
         return sprite
-
-    def _paste_text(self, image: Any, xy: tuple[int, int], text: str, size: int | None = None, **kw: Any) -> int:
-        sprite = self.text_sprite(text, size, **kw)
-        image.paste(sprite, xy, sprite)
-        return sprite.width
 
     # ----------------------------------------------------------------- static parts
     def _draw_background(self) -> Any:
@@ -400,22 +440,20 @@ class ImageRenderer:
             draw.rounded_rectangle(_shift(box, off), radius, fill=(20, 30, 15, 90))
             draw.rounded_rectangle(box, radius, fill=FACE_COLOURS[colour], outline=FACE_EDGES[colour], width=2 * s)
         elif kind == "ghost":
-            colour = key[1]
+            # A preview, not a piece: a pale wash, a dashed border and an arrow in the
+            # direction of the tilt, so it never reads as a lying megalith.
+            colour, direction = key[1], key[3]
             inset = round(cell * 0.16)
             box = (inset, inset, size[0] - inset, size[1] - inset)
-            radius = round(cell * 0.12)
-            draw.rounded_rectangle(
-                box, radius, fill=(*FACE_COLOURS[colour], 185), outline=(*FACE_EDGES[colour], 240), width=2 * s
-            )
-            # Dashes along the long axis, so a preview never reads as a real slab.
-            dash = round(cell * 0.12)
-            line_colour = (*FACE_EDGES[colour], 200)
-            length = size[0] if horizontal else size[1]
-            for start in range(inset + dash, length - inset - dash, 2 * dash):
-                if horizontal:
-                    draw.line((start, size[1] // 2, start + dash, size[1] // 2), fill=line_colour, width=s)
-                else:
-                    draw.line((size[0] // 2, start, size[0] // 2, start + dash), fill=line_colour, width=s)
+            draw.rounded_rectangle(box, round(cell * 0.12), fill=(*FACE_COLOURS[colour], 100))
+            edge = (*FACE_EDGES[colour], 235)
+            _dashed_box(draw, box, round(cell * 0.11), edge, 2 * s)
+            cx, cy = size[0] // 2, size[1] // 2
+            dx, dy = ((0, -1), (1, 0), (0, 1), (-1, 0))[direction]
+            h = round(cell * 0.1)
+            tip = (cx + dx * h, cy + dy * h)
+            wings = [(cx - dx * h + dy * h, cy - dy * h + dx * h), (cx - dx * h - dy * h, cy - dy * h - dx * h)]
+            draw.line([wings[0], tip, wings[1]], fill=edge, width=3 * s, joint="curve")
         elif kind == "block":
             top, ns, ew = key[1:]
             outer = round(cell * BLOCK_OUTER)
@@ -468,13 +506,15 @@ class ImageRenderer:
                 draw.rectangle((x0 + 1, y0 + 1, x1 - 2, y1 - 2), fill=tint)
 
     def _outline_dolmens(self, image: Any, found: list[tuple[int, list[int]]]) -> None:
-        """A gold line just inside the border of each dolmen (so neighbours never share one)."""
+        """A line just inside the border of each dolmen, in its owner's outline colour
+        (:data:`DOLMEN_LINES`), so neighbouring dolmens never share a line."""
         board, layout, cell = self.board, self.layout, self.cell
         draw = self._draw_module.Draw(image)
         width = max(2, cell // 14)
         inset = max(2, cell // 16)
         cols = board.cols
-        for _colour, group in found:
+        for colour, group in found:
+            line = DOLMEN_LINES[colour]
             members = set(group)
 
             def inside(r: int, c: int, members: set[int] = members) -> bool:
@@ -499,10 +539,10 @@ class ImageRenderer:
                             ends.append(0)  # straight on: meet the neighbour's segment
                     if dr:
                         y = y0 + inset if dr < 0 else y1 - inset
-                        draw.line((x0 + ends[0], y, x1 + ends[1], y), fill=DOLMEN_LINE, width=width)
+                        draw.line((x0 + ends[0], y, x1 + ends[1], y), fill=line, width=width)
                     else:
                         x = x0 + inset if dc < 0 else x1 - inset
-                        draw.line((x, y0 + ends[0], x, y1 + ends[1]), fill=DOLMEN_LINE, width=width)
+                        draw.line((x, y0 + ends[0], x, y1 + ends[1]), fill=line, width=width)
 
     def player_label(self, player: int) -> str:
         """``"Red"`` or ``"Red (name)"`` when names were given."""
@@ -512,22 +552,32 @@ class ImageRenderer:
 
     def status_line(self, state: GameState) -> str:
         """What the status panel's first line says: whose turn and what to do, or the result."""
-        board = self.board
-        if state.phase == OVER:
-            result = state.result()
-            if result.winner is None:
-                return "Game over: a draw"
-            return f"Game over: {self.player_label(result.winner)} wins"
-        who = self.player_label(state.to_act)
-        if state.phase == RESPOND:
-            return f"{who}: tilt or decline {square_name(board, state.pending)}"
-        return f"{who} to place a megalith"
+        return turn_line(state, self.names)
 
     def _draw_status(self, image: Any, state: GameState, text: str | None) -> None:
+        """The panel below the board: whose turn (or the result), the supply (or the final
+        dolmens), and the dolmens now with who leads (or why the winner won)."""
         layout, size = self.layout, self.font_size
-        draw = self._draw_module.Draw(image)
-        x = layout.left
         y = layout.status_top + size // 3
+        self._draw_turn_line(image, state, text, y)
+        y2 = y + round(size * 1.55)
+        if state.phase == OVER:
+            result = state.result()
+            red, white = (", ".join(map(str, sizes)) or "none" for sizes in result.dolmens)
+            self.paste_text(image, (layout.left, y2), f"Dolmens: Red {red}  |  White {white}", size, fill=SOFT_TEXT)
+            why = "Why: " + tie_break_reason(result)
+        else:
+            self._draw_supply_line(image, state, y2)
+            why = "Dolmens now: " + score_line(state)
+        y3 = y2 + round(size * 1.55)
+        for line in self.wrap(why, layout.width - layout.left - max(4, self.cell // 6), size)[:2]:
+            self.paste_text(image, (layout.left, y3), line, size, fill=TEXT_COLOUR)
+            y3 += round(size * 1.3)
+
+    def _draw_turn_line(self, image: Any, state: GameState, text: str | None, y: int) -> None:
+        size = self.font_size
+        draw = self.drawing(image)
+        x = self.layout.left
         icon = round(size * 0.9)
         if state.phase == OVER:
             result = state.result()
@@ -538,32 +588,53 @@ class ImageRenderer:
             edge = FACE_EDGES[1 if colour == RED_FACE else 2]
             draw.rectangle((x, y + 1, x + icon, y + 1 + icon), fill=colour, outline=edge, width=max(1, size // 8))
             x += icon + size // 3
-        self._paste_text(image, (x + size // 6, y), text if text is not None else self.status_line(state), size)
-        # Second line: the supply as a count and a row of pips, or at the end the dolmens.
-        y2 = y + round(size * 1.55)
+        self.paste_text(image, (x + size // 6, y), text if text is not None else self.status_line(state), size)
+
+    def _draw_supply_line(self, image: Any, state: GameState, y: int) -> None:
+        """The supply as a count and a row of pips."""
+        layout, size = self.layout, self.font_size
         x = layout.left
-        if state.phase == OVER:
-            red, white = (", ".join(map(str, sizes)) or "none" for sizes in state.result().dolmens)
-            self._paste_text(image, (x, y2), f"Dolmens: Red {red}  |  White {white}", size, fill=SOFT_TEXT)
-            return
-        x += self._paste_text(image, (x, y2), f"Supply {state.supply}/{self.board.megaliths}", size, fill=SOFT_TEXT)
+        x += self.paste_text(image, (x, y), f"Supply {state.supply}/{self.board.megaliths}", size, fill=SOFT_TEXT)
         x += size // 2
         total = self.board.megaliths
         room = layout.width - x - max(4, self.cell // 6)
         pip = min(size // 2, (room // total) - 1) if total else 0
-        if pip >= 2:
-            height = round(size * 0.8)
-            top = y2 + (size + size // 3 - height) // 2
-            for i in range(total):
-                px = x + i * (pip + 1)
-                if i < state.supply:
-                    draw.rectangle((px, top, px + pip - 1, top + height - 1), fill=(128, 124, 112))
-                else:
-                    draw.rectangle((px, top, px + pip - 1, top + height - 1), outline=(190, 184, 168))
+        if pip < 2:
+            return
+        draw = self.drawing(image)
+        height = round(size * 0.8)
+        top = y + (size + size // 3 - height) // 2
+        for i in range(total):
+            px = x + i * (pip + 1)
+            if i < state.supply:
+                draw.rectangle((px, top, px + pip - 1, top + height - 1), fill=(128, 124, 112))
+            else:
+                draw.rectangle((px, top, px + pip - 1, top + height - 1), outline=(190, 184, 168))
+
+    def wrap(self, text: str, width: int, size: int | None = None) -> list[str]:
+        """``text`` broken at spaces into lines no wider than ``width`` pixels (a single
+        word wider than that gets a line of its own)."""
+        face = font(size or self.font_size)
+        lines: list[str] = []
+        for word in text.split():
+            if lines and face.getlength(lines[-1] + " " + word) <= width:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+        return lines
 
 
 def _mix(a: Colour, b: Colour, t: float) -> Colour:
     return tuple(round(x + (y - x) * t) for x, y in zip(a, b))  # type: ignore[return-value]
+
+
+def _dashed_box(draw: Any, box: tuple[int, int, int, int], dash: int, fill: tuple, width: int) -> None:
+    """The border of ``box`` as dashes of length ``dash``."""
+    x0, y0, x1, y1 = box
+    for a, b, fixed, along_x in ((x0, x1, y0, True), (x0, x1, y1, True), (y0, y1, x0, False), (y0, y1, x1, False)):
+        for start in range(a, b, 2 * dash):
+            stop = min(start + dash, b)
+            draw.line((start, fixed, stop, fixed) if along_x else (fixed, start, fixed, stop), fill=fill, width=width)
 
 
 def _shift(box: tuple[int, int, int, int], by: int) -> tuple[int, int, int, int]:

@@ -23,7 +23,8 @@ from carnac_env.errors import CarnacError
 from carnac_env.render.image import ImageRenderer
 
 
-def _import_pygame() -> Any:
+def import_pygame() -> Any:
+    """pygame, imported quietly; a missing ``gui`` extra raises CarnacError naming it."""
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     try:
         import pygame
@@ -48,7 +49,7 @@ class Window:
     def __init__(
         self, board: Board | str, cell: int = 56, *, title: str = "Carnac", names: tuple[str, str] | None = None
     ) -> None:
-        self.pygame = _import_pygame()
+        self.pygame = import_pygame()
         self.board = board if isinstance(board, Board) else make_board(board)
         self.renderer = ImageRenderer(self.board, cell, names=names)
         self.title = title

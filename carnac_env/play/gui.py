@@ -45,12 +45,14 @@ from carnac_env.render.image import (
     BLOCK_TOP,
     FACE_COLOURS,
     FACE_EDGES,
+    MARK_COLOUR,
     SOFT_TEXT,
     TEXT_COLOUR,
     ImageRenderer,
     font,
 )
-from carnac_env.render.window import _import_pygame
+from carnac_env.render.score import standing, tie_break_reason
+from carnac_env.render.window import import_pygame
 
 #: Keys (pygame key names) and what they do.
 KEYS = {
@@ -177,7 +179,7 @@ class GuiController:
         self.panel_left = layout.width + pad // 2
         panel_width = max(5 * cell, 17 * self.text_size)
         inner = panel_width - 2 * pad
-        y = pad + round(self.text_size * 4.4)  # below the title and the two player lines
+        y = pad + round(self.text_size * 9.6)  # below the title, the two player panels and the legend
         widget = min(inner, round(2.6 * cell), 180)
         x = self.panel_left + pad + (inner - widget) // 2
         self.widget_box = (x, y, x + widget, y + widget)
@@ -316,6 +318,9 @@ class GuiController:
         self.tentative = None
         who = "You" if mover == self.seat else self.opponent_name.capitalize()
         self.message = f"{who}: {text}."
+        if move.kind == "place" and self.state.phase == PLACE:
+            nxt = "you place" if self.state.to_act == self.seat else f"{self.opponent_name} places"
+            self.message += f" It cannot be tilted (no room on any side), so {nxt} next."
         if self.is_over:
             self.message = self.renderer.status_line(self.state) + "."
         return action
@@ -372,16 +377,9 @@ class GuiController:
         self.env.reset(options={"moves": moves})
         self.tentative = None
         self.last_squares = ()
-        self.message = f"Back to your move {self._decisions_so_far() + 1}."
+        # Numbered as in the move list: the move you are about to make again.
+        self.message = f"Back to move {len(self.env.history) + 1}: your turn again."
         return True
-
-    def _decisions_so_far(self) -> int:
-        state = GameState(self.board)
-        count = 0
-        for action in self.env.history:
-            count += state.to_act == self.seat
-            state.apply_unchecked(action)
-        return count
 
     def _greet(self) -> None:
         colour = PLAYER_NAMES[self.seat]
@@ -400,20 +398,16 @@ class GuiController:
         prepared, and the last move marked) and the side panel."""
         renderer = self.renderer
         board_image = renderer.draw_image(self.state, tentative=self.tentative, marks=self.last_squares)
-        image = renderer._image.new("RGB", (self.width, self.height), BACKGROUND)
+        image = renderer.new_image(self.width, self.height, BACKGROUND)
         image.paste(board_image, (0, 0))
-        draw = renderer._draw_module.Draw(image)
+        draw = renderer.drawing(image)
         size, pad = self.text_size, self.pad
         x = self.panel_left + pad
         y = pad
         self._text(image, (x, y), f"Carnac - {self.board.name}", round(size * 1.25))
         y += round(size * 1.9)
-        for player in (0, 1):
-            colour = FACE_COLOURS[player + 1]
-            draw.rectangle((x, y + 2, x + size - 2, y + size), fill=colour, outline=FACE_EDGES[player + 1])
-            who = "you" if player == self.seat else self.opponent_name
-            self._text(image, (x + size + 4, y), f"{PLAYER_NAMES[player]}: {who}", size)
-            y += round(size * 1.25)
+        y = self._draw_player_panels(image, draw, x, y, size)
+        self._draw_legend(image, draw, x, y, size)
         # The orientation widget: the megalith being placed (or the one to tilt), large.
         wx0, wy0, wx1, wy1 = self.widget_box
         state = self.state
@@ -452,7 +446,9 @@ class GuiController:
                 listed = f" ({', '.join(map(str, sizes))})" if sizes else ""
                 self._text(image, (x, ly), f"{PLAYER_NAMES[player]}: {count}{listed}", size)
                 ly += round(size * 1.3)
-            caption = ["Dolmens are outlined in gold.", "Undo to take back moves,", "or close the window."]
+            reason = tie_break_reason(result)
+            caption = [*_wrap(reason[0].upper() + reason[1:] + ".", font(size), self.width - x - pad)[:3]]
+            caption.append("Outlines: Red gold, White blue.")
         elif self.human_to_act:
             caption = ["Click an empty square", "to place a megalith."]
         cy = wy1 + size // 3
@@ -474,6 +470,49 @@ class GuiController:
             y += round(size * 1.3)
         self._draw_moves(image, x, self.moves_top, size)
         return image
+
+    def _draw_player_panels(self, image: Any, draw: Any, x: int, y: int, size: int) -> int:
+        """One panel per player: colour, who plays it, their dolmens now, and who leads by the
+        tie-break (the core's score of the position as it stands). Returns the y below them."""
+        result = standing(self.state)
+        line = round(size * 1.25)
+        right = self.width - self.pad
+        for player in (0, 1):
+            box = (x - 4, y - 2, right, y + 2 * line + 2)
+            to_act = not self.is_over and self.state.to_act == player
+            draw.rounded_rectangle(box, radius=5, outline=FACE_EDGES[player + 1] if to_act else (214, 208, 192))
+            colour = FACE_COLOURS[player + 1]
+            draw.rectangle((x, y + 2, x + size - 2, y + size), fill=colour, outline=FACE_EDGES[player + 1])
+            head, count = self.player_panel(player, result)
+            self._text(image, (x + size + 4, y), head, size)
+            self._text(image, (x + size + 4, y + line), count, size, SOFT_TEXT)
+            y += 2 * line + round(size * 0.6)
+        return y
+
+    def player_panel(self, player: int, result: Any = None) -> tuple[str, str]:
+        """The two lines of ``player``'s panel: ``("Red: you  (to play)", "2 dolmens (5, 3)  - leads")``."""
+        result = standing(self.state) if result is None else result
+        to_act = not self.is_over and self.state.to_act == player
+        who = "you" if player == self.seat else self.opponent_name
+        head = f"{PLAYER_NAMES[player]}: {who}" + ("  (to play)" if to_act else "")
+        sizes = result.dolmens[player]
+        count = f"{len(sizes)} dolmen{'' if len(sizes) == 1 else 's'}"
+        if sizes:
+            count += f" ({', '.join(map(str, sizes))})"
+        if result.winner == player:
+            count += "  - wins" if self.is_over else "  - leads"
+        return head, count
+
+    def _draw_legend(self, image: Any, draw: Any, x: int, y: int, size: int) -> None:
+        """What the marks on the board mean: the blue dot and the dashed previews."""
+        r = max(3, size // 4)
+        cy = y + size // 2
+        draw.ellipse((x, cy - r, x + 2 * r, cy + r), fill=MARK_COLOUR)
+        self._text(image, (x + 2 * r + 4, y), "last move", size, SOFT_TEXT)
+        lx = x + 2 * r + 8 + round(font(size).getlength("last move")) + size // 2
+        for i in range(3):
+            draw.line((lx + i * 6, cy, lx + i * 6 + 3, cy), fill=(112, 20, 18), width=2)
+        self._text(image, (lx + 20, y), "tilt preview", size, SOFT_TEXT)
 
     def _draw_moves(self, image: Any, x: int, y: int, size: int) -> None:
         """The last few moves in notation, newest last."""
@@ -542,7 +581,7 @@ class GuiApp:
     """
 
     def __init__(self, controller: GuiController, *, computer_delay: float = 0.6) -> None:
-        self.pygame = pygame = _import_pygame()
+        self.pygame = pygame = import_pygame()
         self.controller = controller
         self.computer_delay = computer_delay
         self._last_move_at = 0.0
@@ -627,8 +666,8 @@ def play_gui(
         opponent: an agent spec for :func:`carnac_env.agents.make` (``"mcts"``,
             ``"greedy"``, ``"random"``, ``"mcts:sims=800"``) or an agent object.
         seat: 0 to play Red (first) or 1 to play White.
-        save: where to write the game record (JSON) when the window closes; ``None`` to
-            keep it only in the return value.
+        save: where to write the game record (JSON) when the window closes (or Ctrl-C
+            stops it); ``None`` to keep it only in the return value.
         seed: seeds the computer's choices.
         cell: square size in pixels (by default sized to the board).
 
@@ -647,6 +686,8 @@ def play_gui(
     app = GuiApp(controller)
     try:
         app.run()
+    except KeyboardInterrupt:  # Ctrl-C in the terminal: keep the game so far, as closing the window does
+        pass
     finally:
         app.close()
     record = controller.record()

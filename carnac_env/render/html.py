@@ -1,0 +1,171 @@
+"""Web replays: one self-contained HTML page per game (``carnac replay FILE --html OUT.html``).
+
+The page needs no server and no network: the board is inline SVG (drawn by
+:mod:`carnac_env.render.svg`), every position of the game is stored in the page, and a few
+lines of plain JavaScript swap them. It has buttons to step (first, back, play/pause,
+forward, last), a slider to scrub, the move list (click a move to jump to the position
+after it), and the arrow keys. The caption names the move **just made**, as the text replay
+(``carnac replay``) and the GIF do, and the board shows each side's dolmens now and who
+leads (at the end: the result and the tie-break that decided it).
+
+>>> from carnac_env.core.record import GameRecord                # doctest: +SKIP
+>>> write_replay_html(GameRecord.load("game.json"), "game.html")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+from carnac_env.core.game import PLAYER_NAMES
+from carnac_env.core.record import GameRecord
+from carnac_env.errors import CarnacError
+from carnac_env.render.animate import positions
+from carnac_env.render.score import result_line
+from carnac_env.render.svg import SvgLayout, board_layer, pieces_layer
+
+_STYLE = """
+body { font-family: sans-serif; background: #f6f3ea; color: #282826; margin: 1.2em; }
+h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
+.meta { color: #64625a; margin: 0 0 .8em 0; }
+.replay { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; }
+.controls { display: flex; gap: .3em; align-items: center; margin: .5em 0; flex-wrap: wrap; }
+.controls button { font-size: 1em; padding: .25em .6em; cursor: pointer; }
+#scrub { flex: 1; min-width: 10em; }
+#caption { font-weight: bold; min-height: 1.3em; margin: .3em 0; }
+#moves { max-height: 32em; overflow-y: auto; margin: 0; padding-left: 2.8em; }
+#moves li button { border: none; background: none; cursor: pointer; font: inherit; padding: .05em .3em; }
+#moves li button.current { background: #465a3a; color: #fff; border-radius: 3px; }
+.red { color: #a02620; } .white { color: #64625a; }
+"""
+
+_SCRIPT = """
+(function () {
+  "use strict";
+  var frames = JSON.parse(document.getElementById("frames").textContent);
+  var captions = JSON.parse(document.getElementById("captions").textContent);
+  var pieces = document.getElementById("pieces");
+  var scrub = document.getElementById("scrub");
+  var caption = document.getElementById("caption");
+  var where = document.getElementById("where");
+  var playButton = document.getElementById("play");
+  var moveButtons = document.querySelectorAll("#moves button");
+  var index = 0, timer = null;
+  function show(i) {
+    index = Math.max(0, Math.min(frames.length - 1, i));
+    pieces.innerHTML = frames[index];
+    scrub.value = index;
+    caption.textContent = captions[index];
+    where.textContent = index + " / " + (frames.length - 1);
+    moveButtons.forEach(function (b) { b.classList.toggle("current", Number(b.dataset.step) === index); });
+  }
+  function stop() { if (timer) { clearInterval(timer); timer = null; playButton.textContent = "Play"; } }
+  function play() {
+    if (timer) { stop(); return; }
+    if (index >= frames.length - 1) { show(0); }
+    playButton.textContent = "Pause";
+    timer = setInterval(function () { if (index >= frames.length - 1) { stop(); } else { show(index + 1); } }, 700);
+  }
+  document.getElementById("first").onclick = function () { stop(); show(0); };
+  document.getElementById("prev").onclick = function () { stop(); show(index - 1); };
+  document.getElementById("next").onclick = function () { stop(); show(index + 1); };
+  document.getElementById("last").onclick = function () { stop(); show(frames.length - 1); };
+  playButton.onclick = play;
+  scrub.oninput = function () { stop(); show(Number(scrub.value)); };
+  moveButtons.forEach(function (b) { b.onclick = function () { stop(); show(Number(b.dataset.step)); }; });
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "ArrowRight") { stop(); show(index + 1); }
+    else if (e.key === "ArrowLeft") { stop(); show(index - 1); }
+    else if (e.key === "Home") { stop(); show(0); }
+    else if (e.key === "End") { stop(); show(frames.length - 1); }
+  });
+  show(0);
+})();
+"""
+
+
+def _json_for_script(value: object) -> str:
+    """JSON that is safe inside a ``<script type="application/json">`` element."""
+    return json.dumps(value).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None) -> str:
+    """The replay page of ``record`` as one HTML string (see the module docstring).
+
+    Raises:
+        RecordError: a move of the record that does not parse or is illegal.
+    """
+    board = record.board
+    layout = SvgLayout(board, cell)
+    agents = record.meta.get("agents")
+    names = (str(agents[0]), str(agents[1])) if isinstance(agents, list) and len(agents) == 2 else None
+    frames: list[str] = []
+    captions: list[str] = []
+    movers: list[int] = []
+    final = None
+    for state, caption, last, mover in positions(record):
+        frames.append(pieces_layer(state, layout, marks=last, names=names))
+        captions.append(caption)
+        if mover is not None:
+            movers.append(mover)
+        final = state
+    players = (
+        f"Red: {escape(names[0])}, White: {escape(names[1])}. " if names else ""
+    ) + f"{len(record.moves)} moves on the {escape(board.name)} board."
+    if final is not None and final.is_over:
+        players += " " + escape(result_line(final.result(), names)) + "."
+    items = "".join(
+        f'<li><button data-step="{n}"><span class="{PLAYER_NAMES[who].lower()}">{PLAYER_NAMES[who]}</span>: '
+        f"{escape(text)}</button></li>"
+        for n, (who, text) in enumerate(zip(movers, record.moves), start=1)
+    )
+    heading = escape(title or "Carnac replay")
+    svg = (
+        f'<svg id="board" xmlns="http://www.w3.org/2000/svg" width="{layout.width}" height="{layout.height}" '
+        f'viewBox="0 0 {layout.width} {layout.height}" role="img" aria-label="the board">'
+        f'{board_layer(layout)}<g id="pieces">{frames[0]}</g></svg>'
+    )
+    last = len(frames) - 1
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{heading}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+        f'<h1>{heading}</h1>\n<p class="meta">{players}</p>\n'
+        '<div class="replay">\n<div>\n'
+        f"{svg}\n"
+        '<div class="controls">'
+        '<button id="first" title="start (Home)">|&lt;</button>'
+        '<button id="prev" title="back (left arrow)">&lt;</button>'
+        '<button id="play">Play</button>'
+        '<button id="next" title="forward (right arrow)">&gt;</button>'
+        '<button id="last" title="end (End)">&gt;|</button>'
+        f'<input id="scrub" type="range" min="0" max="{last}" value="0" aria-label="position">'
+        '<span id="where"></span></div>\n'
+        '<p id="caption"></p>\n</div>\n'
+        f'<ol id="moves">{items}</ol>\n</div>\n'
+        f'<script id="frames" type="application/json">{_json_for_script(frames)}</script>\n'
+        f'<script id="captions" type="application/json">{_json_for_script(captions)}</script>\n'
+        f"<script>{_SCRIPT}</script>\n</body>\n</html>\n"
+    )
+
+
+def write_replay_html(record: GameRecord, path: str | Path, *, cell: int = 40) -> Path:
+    """Write the replay page of ``record`` to ``path`` (an ``.html`` file). Returns the path.
+
+    Raises:
+        CarnacError: the name does not end in .html/.htm, its folder does not exist, or the
+            file cannot be written.
+        RecordError: a move of the record that does not parse or is illegal.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in .html")
+    if not path.parent.is_dir():
+        raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
+    page = replay_html(record, cell=cell)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as err:
+        raise CarnacError(f"cannot write {path}: {err.strerror or err}") from None
+    return path

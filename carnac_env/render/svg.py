@@ -1,0 +1,295 @@
+"""The board as SVG text: for Jupyter's inline display and the web replays (no library needed).
+
+The picture follows :mod:`carnac_env.render.image` (the same colours, north at the top,
+coordinates as in the move notation): standing megaliths as raised squares, lying ones as
+one slab across their two squares, the megalith awaiting a decision ringed in gold with its
+four faces, the legal tilts as pale dashed outlines with an arrow, the last move's squares
+marked with a blue dot, and at the end the dolmens outlined (Red's in gold, White's in blue).
+Under the board: whose turn it is (or the result), the supply, and each side's dolmens now
+with who leads (or why the winner won).
+
+An SVG is split in two layers so a replay page can draw the board once and swap only the
+pieces: :func:`board_layer` (squares and coordinates) and :func:`pieces_layer` (everything
+that changes). :func:`state_svg` puts them together.
+
+>>> from carnac_env.core.game import GameState
+>>> svg = state_svg(GameState("small"))
+>>> svg.startswith("<svg")
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from carnac_env.core.boards import Board
+from carnac_env.core.game import OVER, STANDING, GameState
+from carnac_env.core.notation import column_name
+from carnac_env.core.scoring import groups
+from carnac_env.render.image import (
+    BACKGROUND,
+    BLOCK_OUTER,
+    BLOCK_TOP,
+    BOARD_RIM,
+    DOLMEN_LINES,
+    FACE_COLOURS,
+    FACE_EDGES,
+    MARK_COLOUR,
+    PENDING_RING,
+    SOFT_TEXT,
+    SQUARE_COLOUR,
+    SQUARE_LINE,
+    TEXT_COLOUR,
+    shade,
+)
+from carnac_env.render.score import score_line, tie_break_reason, turn_line
+
+_FONT = "font-family:sans-serif"
+
+
+def _rgb(colour: Sequence[int]) -> str:
+    r, g, b = colour
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+@dataclass(frozen=True)
+class SvgLayout:
+    """Pixel geometry of an SVG picture of ``board`` with squares of ``cell`` pixels."""
+
+    board: Board
+    cell: int = 40
+
+    @property
+    def left(self) -> int:
+        return round(self.cell * 0.6)
+
+    top = left
+
+    @property
+    def width(self) -> int:
+        return max(self.left + self.board.cols * self.cell + self.cell // 3, 430)
+
+    @property
+    def status_top(self) -> int:
+        return self.top + self.board.rows * self.cell + self.cell // 4
+
+    @property
+    def height(self) -> int:
+        return self.status_top + 78
+
+    def origin(self, square: int) -> tuple[int, int]:
+        r, c = divmod(square, self.board.cols)
+        return self.left + c * self.cell, self.top + r * self.cell
+
+
+def board_layer(layout: SvgLayout) -> str:
+    """The parts that never change: background, board, squares and coordinates."""
+    board, cell = layout.board, layout.cell
+    w, h = board.cols * cell, board.rows * cell
+    out = [
+        f'<rect width="{layout.width}" height="{layout.height}" fill="{_rgb(BACKGROUND)}"/>',
+        f'<rect x="{layout.left - 3}" y="{layout.top - 3}" width="{w + 6}" height="{h + 6}" fill="{_rgb(BOARD_RIM)}"/>',
+        f'<rect x="{layout.left}" y="{layout.top}" width="{w}" height="{h}" fill="{_rgb(SQUARE_LINE)}"/>',
+    ]
+    for square in range(board.squares):
+        x, y = layout.origin(square)
+        side = cell - 2
+        out.append(f'<rect x="{x + 1}" y="{y + 1}" width="{side}" height="{side}" fill="{_rgb(SQUARE_COLOUR)}"/>')
+    size = round(cell * 0.3)
+    style = f'font-size="{size}" fill="{_rgb(SOFT_TEXT)}" style="{_FONT}" text-anchor="middle"'
+    for c in range(board.cols):
+        x = layout.left + c * cell + cell // 2
+        out.append(f'<text x="{x}" y="{layout.top - 7}" {style}>{column_name(c)}</text>')
+    for r in range(board.rows):
+        y = layout.top + r * cell + cell // 2 + size // 3
+        out.append(f'<text x="{layout.left // 2}" y="{y}" {style}>{r + 1}</text>')
+    return "".join(out)
+
+
+def pieces_layer(
+    state: GameState,
+    layout: SvgLayout,
+    *,
+    marks: Iterable[int] = (),
+    names: tuple[str, str] | None = None,
+) -> str:
+    """The parts that change with the position: megaliths, previews, dolmens, marks, status."""
+    out: list[str] = []
+    found = _dolmens(state) if state.phase == OVER else []
+    _wash(out, layout, found)
+    _lying(out, layout, state)
+    _standing(out, layout, state)
+    for direction, (first, second, colour) in state.tilt_targets().items():
+        _preview(out, layout, direction, first, second, colour)
+    _outlines(out, layout, found)
+    r = max(2, layout.cell // 12)
+    for square in marks:
+        x, y = layout.origin(square)
+        out.append(f'<circle cx="{x + layout.cell - 2 * r}" cy="{y + 2 * r}" r="{r}" fill="{_rgb(MARK_COLOUR)}"/>')
+    _status(out, layout, state, names)
+    return "".join(out)
+
+
+def state_svg(
+    state: GameState, *, cell: int = 40, marks: Iterable[int] = (), names: tuple[str, str] | None = None
+) -> str:
+    """The whole picture of ``state`` as one standalone ``<svg>`` element."""
+    layout = SvgLayout(state.board, cell)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{layout.width}" height="{layout.height}" '
+        f'viewBox="0 0 {layout.width} {layout.height}">'
+        f"{board_layer(layout)}<g>{pieces_layer(state, layout, marks=marks, names=names)}</g></svg>"
+    )
+
+
+# --------------------------------------------------------------------------- the pieces
+def _dolmens(state: GameState) -> list[tuple[int, list[int]]]:
+    board = state.board
+    return [
+        (colour, group)
+        for colour in (1, 2)
+        for group in groups(board, state.cells, colour)
+        if len(group) >= board.min_dolmen
+    ]
+
+
+def _wash(out: list[str], layout: SvgLayout, found: list[tuple[int, list[int]]]) -> None:
+    cell = layout.cell
+    for colour, group in found:
+        for square in group:
+            x, y = layout.origin(square)
+            out.append(
+                f'<rect x="{x + 1}" y="{y + 1}" width="{cell - 2}" height="{cell - 2}" '
+                f'fill="{_rgb(FACE_COLOURS[colour])}" fill-opacity="0.4"/>'
+            )
+
+
+def _lying(out: list[str], layout: SvgLayout, state: GameState) -> None:
+    cell, cols = layout.cell, state.board.cols
+    inset = round(cell * 0.13)
+    for first, second in state.lying:
+        a, b = sorted((first, second))
+        horizontal = b // cols == a // cols
+        x, y = layout.origin(a)
+        w = (2 * cell if horizontal else cell) - 2 * inset
+        h = (cell if horizontal else 2 * cell) - 2 * inset
+        colour = state.cells[a]
+        out.append(
+            f'<rect class="lying" x="{x + inset}" y="{y + inset}" width="{w}" height="{h}" rx="{cell // 8}" '
+            f'fill="{_rgb(FACE_COLOURS[colour])}" stroke="{_rgb(FACE_EDGES[colour])}" stroke-width="2"/>'
+        )
+
+
+def _standing(out: list[str], layout: SvgLayout, state: GameState) -> None:
+    cell = layout.cell
+    half = round(cell * 0.31)
+    for square in range(state.board.squares):
+        if state.kinds[square] != STANDING:
+            continue
+        x, y = layout.origin(square)
+        cx, cy = x + cell // 2, y + cell // 2
+        colour = state.cells[square]
+        if square == state.pending:
+            _block(out, cx, cy, cell, colour, *state.pending_colours)
+            continue
+        out.append(
+            f'<rect class="standing" x="{cx - half}" y="{cy - half}" width="{2 * half}" height="{2 * half}" '
+            f'rx="{cell // 16}" fill="{_rgb(FACE_COLOURS[colour])}" stroke="{_rgb(FACE_EDGES[colour])}" '
+            'stroke-width="2"/>'
+        )
+
+
+def _block(out: list[str], cx: int, cy: int, cell: int, top: int, ns: int, ew: int) -> None:
+    """The megalith awaiting a decision: a gold ring, its four long faces and its top end."""
+    o, i = round(cell * BLOCK_OUTER), round(cell * BLOCK_TOP)
+    pad = round(cell * 0.47)
+    out.append(
+        f'<rect x="{cx - pad}" y="{cy - pad}" width="{2 * pad}" height="{2 * pad}" rx="{cell // 10}" '
+        f'fill="none" stroke="{_rgb(PENDING_RING)}" stroke-width="{max(2, cell // 16)}"/>'
+    )
+    faces = (
+        ([(-o, -o), (o, -o), (i, -i), (-i, -i)], ns, 1.0),
+        ([(-o, o), (o, o), (i, i), (-i, i)], ns, 0.82),
+        ([(-o, -o), (-i, -i), (-i, i), (-o, o)], ew, 0.93),
+        ([(o, -o), (i, -i), (i, i), (o, o)], ew, 0.88),
+    )
+    for points, colour, factor in faces:
+        text = " ".join(f"{cx + dx},{cy + dy}" for dx, dy in points)
+        out.append(f'<polygon points="{text}" fill="{_rgb(shade(FACE_COLOURS[colour], factor))}" stroke="#1e1e1c"/>')
+    out.append(
+        f'<rect class="pending" x="{cx - i}" y="{cy - i}" width="{2 * i}" height="{2 * i}" '
+        f'fill="{_rgb(FACE_COLOURS[top])}" stroke="#1e1e1c" stroke-width="2"/>'
+    )
+
+
+def _preview(out: list[str], layout: SvgLayout, direction: int, first: int, second: int, colour: int) -> None:
+    """A tilt's landing squares: a pale wash, a dashed border and an arrow (never a slab)."""
+    cell, cols = layout.cell, layout.board.cols
+    a, b = sorted((first, second))
+    horizontal = b // cols == a // cols
+    x, y = layout.origin(a)
+    inset = round(cell * 0.16)
+    w = (2 * cell if horizontal else cell) - 2 * inset
+    h = (cell if horizontal else 2 * cell) - 2 * inset
+    edge = _rgb(FACE_EDGES[colour])
+    out.append(
+        f'<rect class="preview" x="{x + inset}" y="{y + inset}" width="{w}" height="{h}" rx="{cell // 8}" '
+        f'fill="{_rgb(FACE_COLOURS[colour])}" fill-opacity="0.4" stroke="{edge}" stroke-width="2" '
+        f'stroke-dasharray="{cell // 9} {cell // 9}"/>'
+    )
+    cx, cy = x + inset + w // 2, y + inset + h // 2
+    dx, dy = ((0, -1), (1, 0), (0, 1), (-1, 0))[direction]
+    k = round(cell * 0.1)
+    corners = ((-dx * k + dy * k, -dy * k + dx * k), (dx * k, dy * k), (-dx * k - dy * k, -dy * k - dx * k))
+    points = " ".join(f"{cx + px},{cy + py}" for px, py in corners)
+    out.append(f'<polyline points="{points}" fill="none" stroke="{edge}" stroke-width="3"/>')
+
+
+def _outlines(out: list[str], layout: SvgLayout, found: list[tuple[int, list[int]]]) -> None:
+    """Each dolmen's border, just inside its squares, in its owner's colour."""
+    cell, cols, rows = layout.cell, layout.board.cols, layout.board.rows
+    inset = max(2, cell // 16)
+    for colour, group in found:
+        members = set(group)
+        path = []
+        for square in group:
+            r, c = divmod(square, cols)
+            x, y = layout.origin(square)
+            x0, y0, x1, y1 = x + inset, y + inset, x + cell - inset, y + cell - inset
+            for dr, dc, seg in (
+                (-1, 0, (x0, y0, x1, y0)),
+                (1, 0, (x0, y1, x1, y1)),
+                (0, -1, (x0, y0, x0, y1)),
+                (0, 1, (x1, y0, x1, y1)),
+            ):
+                nr, nc = r + dr, c + dc
+                if 0 <= nr < rows and 0 <= nc < cols and nr * cols + nc in members:
+                    continue
+                path.append("M{} {}L{} {}".format(*seg))
+        out.append(
+            f'<path class="dolmen" d="{"".join(path)}" stroke="{_rgb(DOLMEN_LINES[colour])}" '
+            f'stroke-width="{max(2, cell // 14)}" fill="none" stroke-linecap="square"/>'
+        )
+
+
+def _status(out: list[str], layout: SvgLayout, state: GameState, names: tuple[str, str] | None) -> None:
+    y = layout.status_top
+    x = layout.left
+    if state.phase == OVER:
+        result = state.result()
+        red, white = (", ".join(map(str, sizes)) or "none" for sizes in result.dolmens)
+        lines = [(turn_line(state, names), TEXT_COLOUR), (f"Dolmens: Red {red} | White {white}", SOFT_TEXT)]
+        lines.append(("Why: " + tie_break_reason(result), TEXT_COLOUR))
+    else:
+        lines = [
+            (turn_line(state, names), TEXT_COLOUR),
+            (f"Supply {state.supply}/{state.board.megaliths}", SOFT_TEXT),
+            ("Dolmens now: " + score_line(state), TEXT_COLOUR),
+        ]
+    for index, (text, colour) in enumerate(lines):
+        out.append(
+            f'<text class="status" x="{x}" y="{y + 18 + 22 * index}" font-size="15" fill="{_rgb(colour)}" '
+            f'style="{_FONT}">{escape(text)}</text>'
+        )
