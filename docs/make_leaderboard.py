@@ -77,7 +77,20 @@ def leaderboard_page() -> str:
         ]
         for m in panel.members:
             out.append(f"| `{m.spec}` | {round(m.elo)} | [{round(m.ci_low)}, {round(m.ci_high)}] |")
-        out += ["", f"Measured with `{measured.get('command')}`.", ""]
+        out += ["", f"Measured with `{measured.get('command')}`", f"({measured.get('note') or 'no note'}).", ""]
+        out += [
+            "The members' intervals are their gaps to `random` (parametric bootstrap of the round robin, `random` "
+            "pinned in every refit). Every member beat `random` in every game, so those gaps rest on the virtual "
+            "draw and reach down far (one loss to `random` in a resample moves a member by hundreds of points), "
+            "while the gaps among the other members are measured from real wins and losses. Round robin "
+            "(wins-draws-losses of the first against the second):",
+            "",
+            "| pair | result |",
+            "|---|---:|",
+        ]
+        for pair in measured.get("pairs", []):
+            out.append(f"| `{pair['a']}` vs `{pair['b']}` | {pair['wins_a']}-{pair['draws']}-{pair['wins_b']} |")
+        out.append("")
         if not cards:
             out += ["No cards on this panel yet.", ""]
             continue
