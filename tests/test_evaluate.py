@@ -193,6 +193,7 @@ def test_a_panel_member_lands_within_its_stored_interval(tiny_panel: Path, tmp_p
     greedy = next(m for m in panel.members if m.spec == "greedy")
     card = _evaluate(tiny_panel, tmp_path / "g", games=16, seed=11)
     assert greedy.ci_low <= card["rating"]["elo"] <= greedy.ci_high
+    assert card["rating"]["ci_low"] <= greedy.elo <= card["rating"]["ci_high"]
 
 
 def test_evaluation_games_alternate_seats_and_use_the_arena_seeds(tiny_panel: Path) -> None:
@@ -308,11 +309,15 @@ def test_shipped_cards_check_against_their_panels() -> None:
 
 
 @pytest.mark.slow
-def test_greedy_lands_within_its_interval_on_the_medium_panel(tmp_path: Path) -> None:
+def test_greedy_on_the_medium_panel_is_consistent_with_its_panel_rating(tmp_path: Path) -> None:
+    """The card's 95% interval holds greedy's panel rating. (Not the other way round: the
+    panel's stored intervals are gaps to random, lopsided because every member beat random in
+    every game; greedy's upper end is 12 points above its rating. 60 games gave 977 [926, 1028]
+    against greedy's 939 [695, 951] when this test was written.)"""
     panel = load_panel("medium-v1", "medium")
     greedy = next(m for m in panel.members if m.spec == "greedy")
     # 60 games per member (a few minutes), the panel's published seed
     card = evaluate(
         "greedy", board="medium", games=60, seed=1, out=tmp_path / "g", workers=2, progress=False, echo=_quiet
     )
-    assert greedy.ci_low <= card["rating"]["elo"] <= greedy.ci_high
+    assert card["rating"]["ci_low"] <= greedy.elo <= card["rating"]["ci_high"]
