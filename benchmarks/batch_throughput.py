@@ -2,8 +2,9 @@
 
 Both engines play random legal games with auto-reset, choosing the actions inside the loop:
 
-* carnac_env: ``games.step(games.sample_actions())`` (numpy; uniform over the legal actions),
-  every call returning fresh observation and mask arrays;
+* carnac_env: ``games.step(games.sample_actions())`` (the compiled numba engine, as on a
+  plain ``pip install carnac-env``; uniform over the legal actions), every call returning
+  fresh observation and mask arrays;
 * Pgx ``connect_four``: ``jax.jit(jax.vmap(step))`` where ``step`` draws a uniform legal
   action from the mask with ``jax.random.categorical``, steps, and re-initialises finished
   games (``pgx.experimental.auto_reset``); the PRNG key is carried inside the jitted call.
@@ -22,7 +23,6 @@ Needs jax and pgx (the ``bench`` extra) for the Pgx column; without them only ca
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import time
 from collections.abc import Callable
@@ -33,9 +33,9 @@ from carnac_env.core.boards import BOARDS
 BATCHES = (1, 64, 1024, 4096)
 
 
-def carnac_runner(board: str, batch: int, backend: str = "auto", seed: int = 0) -> Callable[[float], float]:
+def carnac_runner(board: str, batch: int, seed: int = 0) -> Callable[[float], float]:
     """A function that plays ``batch`` random games for about ``seconds`` and returns steps/s."""
-    games = BatchGame(board, num_envs=batch, seed=seed, backend=backend)
+    games = BatchGame(board, num_envs=batch, seed=seed)
     games.reset()
     for _ in range(10):  # warm up: let the games spread over all phases
         games.step(games.sample_actions())
@@ -138,12 +138,12 @@ def main() -> None:
     except ImportError:
         have_pgx = False
         print("jax/pgx not installed (pip install -e .[bench]): measuring carnac_env only\n")
-    backends = ["numba", "numpy"] if importlib.util.find_spec("numba") else ["numpy"]
+    backends = ["numba"]  # the one batched implementation (the numpy path was removed)
 
     runners: dict[str, Callable[[float], float]] = {}
     for batch in args.batches:
         for backend in backends:
-            runners[f"{backend} {batch}"] = carnac_runner(args.board, batch, backend)
+            runners[f"{backend} {batch}"] = carnac_runner(args.board, batch)
         if have_pgx:
             runners[f"pgx {batch}"] = pgx_runner(batch)
     rates = measure(runners, args.seconds, args.rounds)
@@ -165,7 +165,7 @@ def main() -> None:
             cells += [f"{median[f'{b} {batch}'] / pgx_rate:.2f}x" for b in backends]
         print(f"| {batch} | " + " | ".join(cells) + " |")
 
-    vector_runners = {"raw": carnac_runner(args.board, 1024, backends[0]), "vector": vector_runner(args.board, 1024)}
+    vector_runners = {"raw": carnac_runner(args.board, 1024), "vector": vector_runner(args.board, 1024)}
     vector_rates = {k: statistics.median(v) for k, v in measure(vector_runners, args.seconds, args.rounds).items()}
     print(f"\nCarnacVectorEnv ({backends[0]}, {args.board}, batch 1024, random opponent, seat random): ")
     print(
@@ -176,7 +176,7 @@ def main() -> None:
     if args.no_boards:
         return
     order = sorted(BOARDS, key=lambda name: BOARDS[name].squares)
-    board_runners = {f"{b} {name}": carnac_runner(name, 1024, b) for name in order for b in backends}
+    board_runners = {f"{b} {name}": carnac_runner(name, 1024) for name in order for b in backends}
     board_rates = measure(board_runners, args.seconds, args.rounds)
     board_median = {name: statistics.median(r) for name, r in board_rates.items()}
     print(f"\nCost per step by board, batch 1024 (median of {args.rounds} interleaved rounds), us per step per game")

@@ -12,10 +12,9 @@ step's ``terminated`` and ``rewards``, as ``pgx.experimental.auto_reset`` does. 
 and batch size is timed ``--repeats`` times after one warm-up call (which also compiles);
 the table shows the median and the ratios to Pgx's othello and connect_four at the same
 batch size, measured in the same run. The batched engine (``carnac_env.batch.BatchGame``,
-when present, with its numba and numpy backends as available) plays the same random legal
-games with its own auto-reset and sampler, on the CPU, outside JAX (at most
-``--batch-steps`` steps per timed call: at batch 131,072 its numpy backend would otherwise
-take minutes per call).
+compiled with numba) plays the same random legal games with its own auto-reset and sampler,
+on the CPU, outside JAX (at most ``--batch-steps`` steps per timed call, to keep the large
+batches short).
 
     python benchmarks/jax_throughput.py                                   # GPU: the full run
     python benchmarks/jax_throughput.py --batch-sizes 1024,16384 --steps 20 --repeats 3   # a CPU
@@ -93,32 +92,21 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float
 
 
 def batch_runners(board: str, batch: int, steps: int, seed: int = 0) -> dict[str, Callable[[], float]]:
-    """The same loop for the batched ``BatchGame`` (carnac_env.batch), once per available
-    backend (numba, numpy); empty when carnac_env.batch is absent."""
-    try:
-        from carnac_env.batch import BatchGame
-    except ImportError:
-        return {}
-    from carnac_env.errors import CarnacError
+    """The same loop for the batched ``BatchGame`` (carnac_env.batch, compiled with numba)."""
+    from carnac_env.batch import BatchGame
 
-    runners = {}
-    for backend in ("numba", "numpy"):
-        try:
-            games = BatchGame(board, num_envs=batch, seed=seed, backend=backend)
-        except CarnacError:  # backend="numba" without numba installed: no such row
-            continue
-        games.reset()
-        for _ in range(min(steps, 10)):
+    games = BatchGame(board, num_envs=batch, seed=seed)
+    games.reset()
+    for _ in range(min(steps, 10)):
+        games.step(games.sample_actions())
+
+    def timed() -> float:
+        start = time.perf_counter()
+        for _ in range(steps):
             games.step(games.sample_actions())
+        return time.perf_counter() - start
 
-        def timed(games=games) -> float:
-            start = time.perf_counter()
-            for _ in range(steps):
-                games.step(games.sample_actions())
-            return time.perf_counter() - start
-
-        runners[f"BatchGame {backend} ({board})"] = timed
-    return runners
+    return {f"BatchGame ({board})": timed}
 
 
 def label_propagation_check(board: str, batch: int, repeats: int) -> None:
@@ -196,7 +184,7 @@ def main() -> None:
     parser.add_argument(
         "--engines",
         default="carnac,connect_four,othello,batch",
-        help="comma-separated subset of carnac, connect_four, othello, batch (the numba and numpy BatchGame)",
+        help="comma-separated subset of carnac, connect_four, othello, batch (the numba BatchGame)",
     )
     parser.add_argument(
         "--label-propagation",

@@ -1,16 +1,24 @@
 """MCTS simulations per second: carnac_env's ``mcts`` agent on a Carnac board against
 OpenSpiel's Python ``MCTSBot`` with ``RandomRolloutEvaluator`` on ``connect_four``.
 
-Both searches play whole games against themselves with the same number of simulations
-per move (random rollouts to the end of the game, one rollout per simulation, plain UCT:
-carnac's ``mcts:width=0`` searches every legal action, and OpenSpiel's solver is switched
-off so that neither search stops early). Rounds alternate between the two in one process;
-each round times at least ``--seconds`` of search. The script prints the median
-simulations per second of each and the ratio (carnac / OpenSpiel), and also the rate of
-carnac's default agent (``mcts``, whose root first ranks the actions with the greedy
-evaluation and searches the best 8), time for that ranking included.
+Two measurements, each in rounds that alternate between the engines in one process:
 
-    python benchmarks/mcts_speed.py [--sims 400] [--seconds 3] [--rounds 5] [--board medium]
+* **position**: searches from one early position, again and again (carnac: the medium
+  board after ``--opening`` random moves; connect_four after as many). Every search starts
+  from a fresh tree.
+* **games**: whole self-play games, one search per move (carnac's agent keeps its tree
+  between moves, as it does in play; only new simulations are counted).
+
+Both searches run the same number of simulations per move (``--sims``; by default the
+default agent's), random rollouts to the end of the game, one per simulation, and
+OpenSpiel's solver is off so that neither search stops early. Three carnac rows:
+``mcts`` at its defaults (root ranked by the greedy evaluation, best 8 searched, compiled
+rollouts where available, tree reuse; the ranking's time is included), ``mcts:width=0``
+(plain UCT over every action) and ``mcts:rollout=python`` (the default with the rollouts
+in Python). Each round times at least ``--seconds`` of search per engine. The script
+prints the median sims/s of each and the ratio carnac / OpenSpiel.
+
+    python benchmarks/mcts_speed.py [--sims N] [--seconds 3] [--rounds 5] [--board medium]
 
 Needs open_spiel (``pip install open_spiel``; the ``bench`` extra).
 """
@@ -18,16 +26,57 @@ Needs open_spiel (``pip install open_spiel``; the ``bench`` extra).
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
+from collections.abc import Callable
+
+CARNAC_ROWS = {
+    "default": "mcts",
+    "width=0": "mcts:width=0",
+    "python rollouts": "mcts:rollout=python",
+}
 
 
-def carnac_round(board: str, sims: int, seconds: float, seed: int, width: int = 0) -> float:
-    """Self-play games of carnac's MCTS for at least ``seconds`` of search; sims per second."""
-    from carnac_env.agents import MCTSAgent
+def carnac_agent(spec: str, sims: int, seed: int):
+    """The carnac agent of ``spec`` with ``sims`` simulations per move."""
+    from carnac_env.agents import make
+
+    return make(f"{spec}:sims={sims}", seed=seed)
+
+
+def carnac_opening(board: str, moves: int, seed: int):
+    """The position after ``moves`` uniformly random moves on ``board``."""
     from carnac_env.core.game import GameState
 
-    agent = MCTSAgent(seed=seed, sims=sims, width=width)
+    rng = random.Random(seed)
+    state = GameState(board)
+    for _ in range(moves):
+        legal = state.legal_actions()
+        state.apply(legal[int(rng.random() * len(legal))])
+    return state
+
+
+def carnac_position_round(spec: str, board: str, opening: int, sims: int, seconds: float, seed: int) -> float:
+    """Searches from one early position, each from a fresh tree, for ``seconds``; sims/s."""
+    position = carnac_opening(board, opening, seed=1000 + seed)
+    agent = carnac_agent(spec, sims, seed)
+    total_sims = 0
+    spent = 0.0
+    while spent < seconds:
+        agent.reset(seed + total_sims)
+        start = time.perf_counter()
+        agent.choose(position)
+        spent += time.perf_counter() - start
+        total_sims += agent.last_sims
+    return total_sims / spent
+
+
+def carnac_games_round(spec: str, board: str, sims: int, seconds: float, seed: int) -> float:
+    """Self-play games of one carnac agent for at least ``seconds`` of search; sims/s."""
+    from carnac_env.core.game import GameState
+
+    agent = carnac_agent(spec, sims, seed)
     total_sims = 0
     spent = 0.0
     game_index = 0
@@ -44,8 +93,8 @@ def carnac_round(board: str, sims: int, seconds: float, seed: int, width: int = 
     return total_sims / spent
 
 
-def openspiel_round(sims: int, seconds: float, seed: int) -> float:
-    """Self-play connect_four games of OpenSpiel's Python MCTSBot; sims per second."""
+def openspiel_bot(sims: int, seed: int):
+    """OpenSpiel's MCTSBot on connect_four with one random rollout per simulation."""
     import numpy as np
     import pyspiel
     from open_spiel.python.algorithms import mcts
@@ -54,6 +103,30 @@ def openspiel_round(sims: int, seconds: float, seed: int) -> float:
     rng = np.random.RandomState(seed)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
     bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=sims, evaluator=evaluator, solve=False, random_state=rng)
+    return game, bot
+
+
+def openspiel_position_round(opening: int, sims: int, seconds: float, seed: int) -> float:
+    """Searches from one early connect_four position for ``seconds``; sims/s."""
+    game, bot = openspiel_bot(sims, seed)
+    rng = random.Random(1000 + seed)
+    state = game.new_initial_state()
+    for _ in range(opening):
+        legal = state.legal_actions()
+        state.apply_action(legal[int(rng.random() * len(legal))])
+    total_sims = 0
+    spent = 0.0
+    while spent < seconds:
+        start = time.perf_counter()
+        root = bot.mcts_search(state)
+        spent += time.perf_counter() - start
+        total_sims += root.explore_count
+    return total_sims / spent
+
+
+def openspiel_games_round(sims: int, seconds: float, seed: int) -> float:
+    """Self-play connect_four games of OpenSpiel's Python MCTSBot; sims/s."""
+    game, bot = openspiel_bot(sims, seed)
     total_sims = 0
     spent = 0.0
     while spent < seconds:
@@ -67,33 +140,61 @@ def openspiel_round(sims: int, seconds: float, seed: int) -> float:
     return total_sims / spent
 
 
+def measure(args: argparse.Namespace, mode: str) -> None:
+    """Alternating rounds of every engine in ``mode`` ("position" or "games"); prints the table."""
+    rounds: dict[str, Callable[[int], float]] = {}
+    for label, spec in CARNAC_ROWS.items():
+        if mode == "position":
+            rounds[label] = lambda seed, spec=spec: carnac_position_round(
+                spec, args.board, args.opening, args.sims, args.seconds, seed
+            )
+        else:
+            rounds[label] = lambda seed, spec=spec: carnac_games_round(spec, args.board, args.sims, args.seconds, seed)
+    if mode == "position":
+        rounds["openspiel"] = lambda seed: openspiel_position_round(args.opening, args.sims, args.seconds, seed)
+    else:
+        rounds["openspiel"] = lambda seed: openspiel_games_round(args.sims, args.seconds, seed)
+    rates: dict[str, list[float]] = {label: [] for label in rounds}
+    for round_index in range(args.rounds):
+        for label, run in rounds.items():
+            rates[label].append(run(round_index))
+        print(
+            f"{mode} round {round_index + 1}: " + ", ".join(f"{k} {v[-1]:,.0f}" for k, v in rates.items()), flush=True
+        )
+    theirs = statistics.median(rates["openspiel"])
+    where = f"after {args.opening} random moves" if mode == "position" else "whole self-play games"
+    print(f"\n{mode}: {where}, {args.sims} sims/move, median of {args.rounds} rounds")
+    print(f"  OpenSpiel MCTSBot (connect_four, random rollouts): {theirs:,.0f} sims/s")
+    for label, spec in CARNAC_ROWS.items():
+        ours = statistics.median(rates[label])
+        print(f"  carnac_env {spec} ({args.board}): {ours:,.0f} sims/s, ratio {ours / theirs:.2f}x OpenSpiel")
+    print(flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sims", type=int, default=400, help="simulations per move for both searches")
+    parser.add_argument(
+        "--sims", type=int, default=None, help="simulations per move for every search (default: the mcts default)"
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="search seconds per round per engine")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--board", default="medium")
+    parser.add_argument("--opening", type=int, default=4, help="random moves before the position measured")
+    parser.add_argument("--mode", choices=["both", "position", "games"], default="both")
     args = parser.parse_args()
     try:
         import pyspiel  # noqa: F401
     except ImportError:
         raise SystemExit("this benchmark needs open_spiel: pip install open_spiel (the bench extra)") from None
+    from carnac_env.agents.mcts import MCTSAgent, default_rollout
 
-    ours, theirs, default = [], [], []
-    for round_index in range(args.rounds):
-        ours.append(carnac_round(args.board, args.sims, args.seconds, seed=round_index))
-        theirs.append(openspiel_round(args.sims, args.seconds, seed=round_index))
-        default.append(carnac_round(args.board, args.sims, args.seconds, seed=round_index, width=8))
-        print(
-            f"round {round_index + 1}: carnac {args.board} {ours[-1]:,.0f} sims/s, "
-            f"OpenSpiel connect_four {theirs[-1]:,.0f} sims/s, carnac default agent {default[-1]:,.0f} sims/s",
-            flush=True,
-        )
-    a, b, d = statistics.median(ours), statistics.median(theirs), statistics.median(default)
-    print(f"carnac_env mcts:width=0 ({args.board}, {args.sims} sims/move): {a:,.0f} sims/s (median of {args.rounds})")
-    print(f"OpenSpiel MCTSBot (connect_four, random rollouts, {args.sims} sims/move): {b:,.0f} sims/s")
-    print(f"ratio carnac / OpenSpiel: {a / b:.2f}x")
-    print(f"carnac_env default mcts (width=8, root ranking included): {d:,.0f} sims/s, {d / b:.2f}x OpenSpiel")
+    if args.sims is None:
+        args.sims = MCTSAgent().sims
+    MCTSAgent(sims=50).choose(carnac_opening(args.board, args.opening, 0))  # load the compiled kernel first
+    print(f"carnac_env's default rollout here: {default_rollout()!r}\n")
+    for mode in ("position", "games"):
+        if args.mode in ("both", mode):
+            measure(args, mode)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from carnac_env.core.actions import EAST_WEST_SHOWS_TOP
+from carnac_env.core.actions import EAST_WEST_SHOWS_TOP, ORIENTATIONS, decline_number, place_number, tilt_base
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
@@ -223,17 +223,18 @@ def _symmetry(name: str, rows: int, cols: int) -> Symmetry:
         squares[s] = r2 * cols + c2  # swapped boards are square, so cols is also the new width
     directions = _DIRECTIONS[name]
     swaps = name in AXIS_SWAPPING
-    actions = np.empty(4 * n + 5, dtype=np.int64)
+    num_actions = decline_number(n) + 1
+    actions = np.empty(num_actions, dtype=np.int64)
     for s in range(n):
-        for o in range(4):
-            actions[4 * s + o] = 4 * squares[s] + (o ^ EAST_WEST_SHOWS_TOP if swaps else o)
+        for o in range(ORIENTATIONS):
+            actions[place_number(s, o)] = place_number(squares[s], o ^ EAST_WEST_SHOWS_TOP if swaps else o)
     for d in range(4):
-        actions[4 * n + d] = 4 * n + directions[d]
-    actions[4 * n + 4] = 4 * n + 4
+        actions[tilt_base(n) + d] = tilt_base(n) + directions[d]
+    actions[decline_number(n)] = decline_number(n)
     square_source = np.empty(n, dtype=np.int64)
     square_source[squares] = np.arange(n)
-    action_source = np.empty(4 * n + 5, dtype=np.int64)
-    action_source[actions] = np.arange(4 * n + 5)
+    action_source = np.empty(num_actions, dtype=np.int64)
+    action_source[actions] = np.arange(num_actions)
     for array in (squares, actions, square_source, action_source):
         array.setflags(write=False)
     return Symmetry(name, rows, cols, swaps, squares, directions, actions, square_source, action_source)

@@ -5,11 +5,26 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import carnac_env
 from carnac_env.agents import GreedyAgent, MCTSAgent, RandomAgent, evaluate, make, parse_spec
 from carnac_env.agents.greedy import action_values
-from carnac_env.agents.mcts import rollout
+from carnac_env.agents.mcts import (
+    PUCT,
+    UCT,
+    CompiledRollout,
+    Evaluation,
+    GreedyValue,
+    Node,
+    RandomRollout,
+    Search,
+    backup,
+    find_subtree,
+    rollout,
+)
+from carnac_env.core.actions import place_action
 from carnac_env.core.boards import BOARDS
 from carnac_env.core.game import RESPOND, GameState
 from carnac_env.errors import CarnacError
@@ -55,7 +70,15 @@ def test_agents_play_legal_moves_on_every_board(board: str, spec: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "spec", [*FAST_SPECS, "mcts:sims=10:width=0", "mcts:sims=10:rollout=eval", "mcts:sims=10:rollout=own"]
+    "spec",
+    [
+        *FAST_SPECS,
+        "mcts:sims=10:width=0",
+        "mcts:sims=10:rollout=eval",
+        "mcts:sims=10:rollout=own",
+        "mcts:sims=10:rollout=python",
+        "mcts:sims=10:reuse=false",
+    ],
 )
 def test_same_seed_same_game(spec: str) -> None:
     first = play([spec, spec], board="small", seed=7)
@@ -107,6 +130,23 @@ def test_spec_parsing_and_options() -> None:
         ("mcts:sims", ["not key=value"]),
         ("mcts:sims=0", ["sims=0"]),
         ("mcts:rollout=smart", ["rollout"]),
+        ("mcts:c=nan", ["c='nan'", "finite"]),
+        ("mcts:c=inf", ["c='inf'", "finite"]),
+        ("mcts:c=-1", ["c=-1.0", ">= 0"]),
+        ("mcts:seconds=-inf", ["seconds='-inf'", "finite"]),
+        ("mcts:width=-2", ["width=-2"]),
+        ("mcts:reuse=maybe", ["reuse='maybe'", "bool"]),
+        ("..", ["not an import path"]),
+        (".x", ["not an import path"]),
+        ("x.", ["not an import path"]),
+        ("a..b", ["not an import path"]),
+        ("1a.b", ["not an import path"]),
+        ("subprocess.Popen:args=true:shell=true", ["standard library"]),
+        ("sys.exit", ["standard library"]),
+        ("os.system", ["standard library"]),
+        ("builtins.exec", ["standard library"]),
+        ("carnac_env.core.game.GameState", ["no act(env) method"]),
+        ("carnac_env.core.scoring.score", ["does not take these arguments"]),
         ("", ["no agent name"]),
         ("random:x=1", ["no option 'x'", "none"]),
         ("no_such_module_xyz.Agent", ["cannot import module 'no_such_module_xyz'"]),
@@ -250,9 +290,274 @@ def test_mcts_finds_an_immediate_dolmen_on_the_last_megalith() -> None:
     assert after.is_over and after.result().winner == 0
 
 
+class Recorder:
+    """A user agent class that records being built (its constructor must not run on a bad spec)."""
+
+    built = 0
+
+    def __init__(self, depth: int = 1) -> None:
+        Recorder.built += 1
+
+    def act(self, env: object) -> int:
+        return env.unwrapped.game.legal_actions()[0]  # type: ignore[attr-defined]
+
+
+class NotAnAgent:
+    """A class without act: refused before it is called."""
+
+    built = 0
+
+    def __init__(self, **options: object) -> None:
+        NotAnAgent.built += 1
+
+
+def test_user_agent_shape_is_checked_before_anything_is_called(tmp_path) -> None:
+    marker = tmp_path / "ran"
+    with pytest.raises(CarnacError, match="standard library"):
+        make(f"subprocess.Popen:args=touch {marker}:shell=true")
+    assert not marker.exists()
+    before = Recorder.built
+    with pytest.raises(CarnacError, match="does not take these arguments"):
+        make(f"{__name__}.Recorder:depth=2:colour=red")
+    assert Recorder.built == before
+    assert isinstance(make(f"{__name__}.Recorder:depth=2"), Recorder)
+    with pytest.raises(CarnacError, match="no act"):
+        make(f"{__name__}.NotAnAgent:x=1")
+    assert NotAnAgent.built == 0
+
+
+_SPEC_WORDS = st.sampled_from(
+    [
+        "mcts",
+        "random",
+        "greedy",
+        "sims",
+        "c",
+        "width",
+        "rollout",
+        "reuse",
+        "seconds",
+        "nan",
+        "inf",
+        "-1",
+        "0",
+        "2",
+        "1e400",
+        "true",
+        "eval",
+        "own",
+        "x",
+        "a.b",
+        "..",
+        ".",
+        ":",
+        ",",
+        "=",
+        " ",
+        "subprocess.Popen",
+        "sys.exit",
+        "os.system",
+        "carnac_env.agents.RandomAgent",
+        "carnac_env.core.game.GameState",
+        "\x00",
+        "é",
+    ]
+)
+
+
+@settings(deadline=None, max_examples=300)
+@given(spec=st.one_of(st.lists(_SPEC_WORDS, max_size=8).map("".join), st.text(alphabet="abx.:=,01-", max_size=12)))
+def test_fuzzed_specs_give_an_agent_or_a_package_error(spec: str) -> None:
+    try:
+        agent = make(spec, seed=0)
+    except CarnacError:
+        return
+    assert hasattr(agent, "act")
+
+
 def test_mcts_time_budget() -> None:
     state = GameState("small")
     agent = make("mcts:seconds=0.05:width=0", seed=1)
     assert agent.choose(state) in state.legal_actions()
     assert agent.last_sims >= 16
     assert agent.spec == "mcts:seconds=0.05:width=0"
+
+
+# --------------------------------------------------------------------------- search parts
+class RedIsWinning:
+    """An evaluator that says Red wins every position (a value for the player to act)."""
+
+    def evaluate(self, state: GameState, rng: object) -> Evaluation:
+        return Evaluation(1.0 if state.to_act == 0 else -1.0)
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if node.expanded:
+            yield node
+            stack.extend(child for child in node.children if child is not None)
+
+
+def test_backup_takes_sides_by_the_player_of_each_node_not_by_depth() -> None:
+    # Red places, White tilts, White places again (the same player twice), Red places
+    nodes = []
+    for player in (0, 1, 1, 0):
+        state = GameState("small")
+        state.to_act = player  # only the player to act matters to the backup
+        node = Node()
+        node.expand(state, [10, 20])
+        nodes.append(node)
+    path = [(node, 0) for node in nodes]
+    backup(path, 1, 0.5)  # White's leaf value
+    assert [node.w[0] for node in nodes] == [-0.5, 0.5, 0.5, -0.5]
+    assert [node.n[0] for node in nodes] == [1, 1, 1, 1]
+    assert all(node.visits == 1 for node in nodes)
+
+
+def _white_to_respond() -> GameState:
+    """Red has placed the second-last megalith on d4 (red on top); White responds. Tilting it
+    east lets White place the last megalith next (a second move in a row) and win; a
+    decline lets Red place it and win (checked by exhaustive minimax in the test)."""
+    rows = ["WW.RWW", "RRWWRR", "WWRRWW", "RRW...", "WWRRWW", "RRWWRR"]
+    state = GameState.from_diagram("petit_menec", rows, supply=2, last_tilt=False, megaliths=34)
+    state.apply(21 * 4)
+    assert state.phase == RESPOND and state.to_act == 1
+    return state
+
+
+def _minimax(state: GameState, player: int) -> int:
+    """The game-theoretic result (+1, 0, -1) of ``state`` for ``player``, by brute force."""
+    if state.is_over:
+        return state.result().reward(player)
+    values = [_minimax(_after(state, action), player) for action in state.legal_actions()]
+    return max(values) if state.to_act == player else min(values)
+
+
+def test_search_values_are_for_the_player_who_chose_each_edge_when_a_player_moves_twice() -> None:
+    # Red has placed on an open medium board; White responds. After a tilt White places
+    # next, so White chooses two edges in a row. Every leaf says "Red wins" (no game ends
+    # this early), so each edge's mean must be +1 where Red chose it and -1 where White did.
+    state = GameState("medium")
+    state.apply(place_action(state.board, 33, 0))
+    assert state.phase == RESPOND and state.to_act == 1
+    agent = MCTSAgent(seed=0, sims=400, width=0, evaluator=RedIsWinning())
+    agent.choose(state)
+    twice = 0
+    for node in _walk(agent.root):
+        for n, w, child in zip(node.n, node.w, node.children):
+            if n:
+                assert w / n == pytest.approx(1.0 if node.player == 0 else -1.0)
+                assert child.visits == n  # a node's visits equal its parent edge's count
+        twice += node is not agent.root and node.player == 1
+    assert twice > 0  # nodes where White places right after White's tilt
+    assert agent.root.visits == sum(agent.root.n) == 400
+
+
+def test_mcts_tilts_and_then_wins_with_a_second_move_in_a_row() -> None:
+    state = _white_to_respond()
+    values = {action: _minimax(_after(state, action), 1) for action in state.legal_actions()}
+    assert sorted(values.values()) == [-1, 1]  # one winning response, one losing
+    for rollout_name in ("python", "random", "eval"):
+        agent = MCTSAgent(seed=1, sims=300, width=0, rollout=rollout_name)
+        action = agent.choose(state)
+        assert values[action] == 1, rollout_name
+        root = agent.root
+        best = root.best_index()
+        assert root.w[best] / root.n[best] > 0.5, rollout_name  # White's own view of its tilt
+        child = root.children[best]
+        assert child.player == 1  # White again
+        after = _after(state, action)
+        chosen = child.actions[child.best_index()]
+        assert _minimax(_after(after, chosen), 1) == 1, rollout_name
+
+
+def test_tree_reuse_continues_from_the_subtree_of_the_moves_played() -> None:
+    state = GameState("small")
+    agent = MCTSAgent(seed=2, sims=300, width=0, rollout="python")
+    action = agent.choose(state)
+    old_root = agent.root
+    state.apply(action)
+    reply = state.legal_actions()[-1]
+    expected = None
+    index = old_root.actions.index(action)
+    node = old_root.children[index]
+    if node.expanded and reply in node.actions and node.children[node.actions.index(reply)] is not None:
+        expected = node.children[node.actions.index(reply)]
+    state.apply(reply)
+    found = find_subtree(old_root, state)
+    assert found is expected or (expected is not None and not expected.expanded and found is None)
+    carried = found.visits if found is not None else 0
+    agent.choose(state)
+    assert agent.last_sims == 300
+    if found is not None:
+        assert agent.root is found and agent.root.visits >= 300 + carried - 1
+    # without reuse, a fresh tree every move
+    fresh = MCTSAgent(seed=2, sims=300, width=0, rollout="python", reuse=False)
+    fresh.choose(state)
+    assert fresh.root.visits <= 300
+
+
+def test_tree_reuse_finds_only_equal_positions() -> None:
+    state = GameState("small")
+    agent = MCTSAgent(seed=3, sims=200, width=0, rollout="python")
+    agent.choose(state)
+    other = GameState("petit_menec")
+    assert find_subtree(agent.root, other) is None
+    assert find_subtree(agent.root, state) is agent.root
+
+
+class Prior:
+    """An evaluator with priors that point at one action."""
+
+    def __init__(self, action: int) -> None:
+        self.action = action
+
+    def evaluate(self, state: GameState, rng: object) -> Evaluation:
+        priors = [0.001] * state.board.num_actions
+        priors[self.action] = 1.0
+        return Evaluation(0.0, priors)
+
+
+def test_puct_follows_the_evaluators_priors() -> None:
+    state = GameState("small")
+    agent = MCTSAgent(seed=0, sims=100, width=0, evaluator=Prior(4 * 9 + 1), policy=PUCT(c=1.5))
+    assert agent.choose(state) == 4 * 9 + 1
+    assert max(agent.root.n) > 50
+
+
+def test_search_is_usable_without_the_agent() -> None:
+    import random
+
+    state = GameState("small")
+    search = Search(UCT(1.0), GreedyValue(), random.Random(0))
+    root = search.new_root(state)
+    assert search.run(root, sims=50) == 50
+    assert root.visits == 50 and sum(root.n) == 50
+    assert state == GameState("small")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0])
+def test_tree_policies_reject_bad_constants(bad: float) -> None:
+    with pytest.raises(CarnacError):
+        UCT(bad)
+    with pytest.raises(CarnacError):
+        PUCT(bad)
+
+
+@pytest.mark.parametrize("make_evaluator", [RandomRollout, CompiledRollout])
+@pytest.mark.parametrize("player", [0, 1])
+def test_rollout_evaluators_give_the_value_for_the_player_to_act(make_evaluator, player: int) -> None:
+    import random
+
+    # one empty square and one megalith left: whoever places it, Red wins
+    rows = ["RRRR.W", "WWWRWR", "RWRWWR", "WWWWWR", "WWRRRR", "RWRRRR"]
+    state = GameState.from_diagram("petit_menec", rows, supply=1, last_tilt=False, megaliths=40, to_act=player)
+    before = state.copy()
+    evaluator = make_evaluator()
+    values = {evaluator.evaluate(state.copy(), random.Random(seed)).value for seed in range(10)}
+    assert values == {1.0 if player == 0 else -1.0}
+    evaluator.evaluate(state, random.Random(0))
+    if make_evaluator is CompiledRollout:
+        assert state == before  # the compiled playout leaves the state alone

@@ -9,25 +9,26 @@ hundred games per official board; the ``slow`` tests play 10,000 per board.
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from carnac_env.batch import BatchGame, BatchStep, batch_scores
-from carnac_env.core import BOARDS, GameState, legal_mask, make_board, observation_planes, score
+from carnac_env.batch import MAX_ENVS, BatchGame, BatchStep, batch_scores, dolmen_winner, random_playout
+from carnac_env.batch.kernel import playout_actions
+from carnac_env.core import BOARDS, GameState, legal_mask, make_board, observation_planes, place_action, score
 from carnac_env.errors import CarnacError, IllegalActionError
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed"))]
+BACKENDS = ["auto", "numba"]  # the same compiled engine under its two accepted names
 
 
 # --------------------------------------------------------------------------- the lockstep harness
 class Lockstep:
     """A BatchGame (one per backend) and one core GameState per slot, checked after every step."""
 
-    def __init__(self, board: str, num_envs: int, seed: int, backends: tuple[str, ...] = ("numpy",), **rules):
+    def __init__(self, board: str, num_envs: int, seed: int, backends: tuple[str, ...] = ("auto",), **rules):
         self.games = [BatchGame(board, num_envs=num_envs, seed=seed, backend=b, **rules) for b in backends]
         self.board = self.games[0].board
         self.states = [GameState(self.board) for _ in range(num_envs)]
@@ -86,7 +87,7 @@ class Lockstep:
 
 
 def both_backends() -> tuple[str, ...]:
-    return ("numpy", "numba") if HAVE_NUMBA else ("numpy",)
+    return ("auto",)
 
 
 # --------------------------------------------------------------------------- differential tests
@@ -464,17 +465,10 @@ def test_bad_active_observer_index_and_state() -> None:
     assert all(games.get_state(i) == GameState("small") for i in range(2))
 
 
-def test_numba_backend_without_numba_is_a_clear_error(monkeypatch) -> None:
-    import sys
-
-    import carnac_env.batch
-
-    monkeypatch.setitem(sys.modules, "numba", None)  # makes "import numba" fail
-    monkeypatch.delitem(sys.modules, "carnac_env.batch._numba", raising=False)
-    monkeypatch.delattr(carnac_env.batch, "_numba", raising=False)
-    with pytest.raises(CarnacError, match=r"accel"):
-        BatchGame("small", backend="numba")
-    assert BatchGame("small", backend="auto").backend == "numpy"
+def test_the_removed_numpy_backend_is_a_clear_error() -> None:
+    with pytest.raises(CarnacError, match=r"backend='numpy' was removed.*'auto'"):
+        BatchGame("small", backend="numpy")
+    assert BatchGame("small", backend="auto").backend == BatchGame("small", backend="numba").backend == "numba"
 
 
 # --------------------------------------------------------------------------- determinism and seeds
@@ -528,3 +522,299 @@ def test_pickle_keeps_the_games(backend: str) -> None:
     actions = games.sample_actions()
     np.testing.assert_array_equal(clone.sample_actions(), actions)
     np.testing.assert_array_equal(clone.step(actions).observation, games.step(actions).observation)
+
+
+# --------------------------------------------------------------------------- random playouts
+def _core_playout(state: GameState, rng: np.random.Generator) -> int:
+    """A uniformly random playout on the core, for comparing distributions."""
+    state = state.copy()
+    while not state.is_over:
+        legal = state.legal_actions()
+        state.apply_unchecked(legal[int(rng.integers(len(legal)))])
+    winner = state.result().winner
+    return -1 if winner is None else winner
+
+
+def _positions() -> list[GameState]:
+    """Start positions for the playout tests: fresh games, games in progress (both phases),
+    last_tilt off, a board that fills up, and a finished game."""
+    rng = np.random.default_rng(5)
+    out = [GameState("petit_menec"), GameState("small"), GameState("custom", rows=2, cols=3, megaliths=5)]
+    for board, moves, rules in [("small", 9, {}), ("medium", 20, {}), ("petit_menec", 13, {"last_tilt": False})]:
+        state = GameState(board, **rules)
+        for _ in range(moves):
+            state.apply(state.legal_actions()[int(rng.integers(len(state.legal_actions())))])
+        out.append(state)
+    responding = GameState("small")
+    responding.apply(place_action(responding.board, 20, 1))
+    assert responding.phase == 1
+    out.append(responding)
+    finished = GameState.from_diagram("custom", "RW.", rows=1, cols=3, megaliths=5)
+    finished.apply(8)
+    out.append(finished)
+    return out
+
+
+@pytest.mark.parametrize("start", _positions(), ids=lambda s: f"{s.board.name}-{s.placed}-{s.phase}")
+def test_random_playout_plays_legal_games_the_core_agrees_with(start: GameState) -> None:
+    before = start.copy()
+    for seed in range(40):
+        winner, actions = playout_actions(start, seed)
+        assert start == before, "the playout changed its start state"
+        state = start.copy()
+        for action in actions:
+            assert not state.is_over
+            state.apply(action)  # raises IllegalActionError on an illegal move
+        assert state.is_over
+        expected = state.result().winner
+        assert winner == (-1 if expected is None else expected)
+        assert random_playout(start, seed) == winner
+
+
+def test_random_playout_is_deterministic_per_seed() -> None:
+    state = GameState("medium")
+    games = [playout_actions(state, seed) for seed in (0, 1, 2**64 + 1, -3)]
+    assert playout_actions(state, 0) == games[0]
+    assert games[2] == games[1]  # seeds are taken modulo 2**64
+    assert games[0][1] != games[1][1] and games[0][1] != games[3][1]
+
+
+def test_random_playout_is_uniform_over_legal_moves() -> None:
+    """The first move is uniform over the legal actions; the winners match core playouts."""
+    state = GameState.from_diagram("custom", "R.W\n...\nw..\nw..", rows=4, cols=3, to_act=1)
+    firsts = np.bincount(
+        [playout_actions(state, seed)[1][0] for seed in range(4000)], minlength=state.board.num_actions
+    )
+    legal = legal_mask(state).astype(bool)
+    assert (firsts[~legal] == 0).all()
+    expected = 4000 / legal.sum()
+    assert firsts[legal].min() > 0.6 * expected and firsts[legal].max() < 1.4 * expected
+
+    start = GameState("petit_menec")
+    ours = np.bincount([random_playout(start, seed) + 1 for seed in range(3000)], minlength=3) / 3000
+    rng = np.random.default_rng(0)
+    core = np.bincount([_core_playout(start, rng) + 1 for _ in range(3000)], minlength=3) / 3000
+    assert np.abs(ours - core).max() < 0.05, (ours, core)
+
+
+def test_random_playout_rejects_bad_arguments() -> None:
+    with pytest.raises(CarnacError, match="GameState"):
+        random_playout("medium", 0)
+    for seed in (1.5, True, "0"):
+        with pytest.raises(CarnacError, match="seed"):
+            random_playout(GameState("small"), seed)
+
+
+def test_the_compiled_scorer_matches_the_core() -> None:
+    rng = np.random.default_rng(11)
+    for board in (make_board("small"), make_board("kerlescan"), make_board("custom", rows=3, cols=4, min_dolmen=1)):
+        for _ in range(300):
+            cells = rng.integers(0, 3, board.squares).astype(np.uint8)
+            winner = score(board, bytes(cells)).winner
+            assert dolmen_winner(cells, board.arrays.neighbours, board.min_dolmen) == (-1 if winner is None else winner)
+
+
+# --------------------------------------------------------------------------- set_state: checked and atomic
+def _snapshot(games: BatchGame) -> list[np.ndarray]:
+    return [np.array(getattr(games._arrays, name), copy=True) for name in games._arrays._fields]
+
+
+def _played(board: str, moves: int, seed: int) -> GameState:
+    rng = np.random.default_rng(seed)
+    state = GameState(board)
+    for _ in range(moves):
+        legal = state.legal_actions()
+        if state.is_over or len(legal) == 0:
+            break
+        candidate = state.copy()
+        candidate.apply(legal[int(rng.integers(len(legal)))])
+        if candidate.is_over:
+            break
+        state = candidate
+    return state
+
+
+_FIELDS = ("cells", "kinds", "supply", "empty", "phase", "to_act", "pending", "pending_colours", "lying")
+
+
+@st.composite
+def _malformed(draw: st.DrawFn) -> GameState:
+    """A game in progress with one to three of its fields overwritten by junk."""
+    state = _played("small", draw(st.integers(0, 40)), draw(st.integers(0, 10)))
+    squares = state.board.squares
+    for field in draw(st.lists(st.sampled_from(_FIELDS), min_size=1, max_size=3)):
+        if field in ("cells", "kinds"):
+            data = bytearray(getattr(state, field))
+            data[draw(st.integers(0, squares - 1)) % max(len(data), 1)] = draw(st.integers(0, 255))
+            setattr(state, field, draw(st.sampled_from([data, data[:-1], bytes(data), list(data)])))
+        elif field == "lying":
+            pairs = list(state.lying) if isinstance(state.lying, list) else []
+            choice = draw(st.integers(0, 3))
+            if choice == 0 and pairs:
+                pairs.pop(draw(st.integers(0, len(pairs) - 1)))
+            elif choice == 1:
+                pairs.append((draw(st.integers(-2, squares + 2)), draw(st.integers(-2, squares + 2))))
+            elif choice == 2 and pairs and isinstance(pairs[0], tuple) and len(pairs[0]) == 2:
+                pairs[0] = (pairs[0][1], pairs[0][1])
+            else:
+                pairs = draw(st.sampled_from([None, "ab", [(1,)], [(1.0, 2.0)], pairs * 2]))
+            state.lying = pairs
+        elif field == "pending_colours":
+            state.pending_colours = draw(
+                st.sampled_from([(0, 0), (1, 2), (2, 1), (1, 1), (3, 0), (True, 2), [1, 2], None])
+            )
+        else:
+            value = draw(
+                st.one_of(
+                    st.integers(-3, 200),
+                    st.integers(-(10**12), 10**12),
+                    st.sampled_from([True, None, 1.0, "1", np.int64(1), 10**100]),
+                )
+            )
+            setattr(state, field, value)
+    return state
+
+
+def _consistent(state: GameState) -> bool:
+    """The test's own statement of a well-formed game in progress (an oracle for set_state)."""
+    board = state.board
+    ints = (state.phase, state.to_act, state.supply, state.empty, state.pending)
+    if any(isinstance(v, bool) or not isinstance(v, int | np.integer) for v in ints):
+        return False
+    if not isinstance(state.cells, bytearray) or not isinstance(state.kinds, bytearray):
+        return False
+    if len(state.cells) != board.squares or len(state.kinds) != board.squares:
+        return False
+    if state.phase not in (0, 1) or state.to_act not in (0, 1):
+        return False
+    squares = range(board.squares)
+    if any(c > 2 or k > 2 or (c == 0) != (k == 0) for c, k in zip(state.cells, state.kinds)):
+        return False
+    if state.empty != state.kinds.count(0) or (state.phase == 0 and state.empty == 0):
+        return False
+    if not (1 if state.phase == 0 or not board.last_tilt else 0) <= state.supply <= board.megaliths:
+        return False
+    if not isinstance(state.lying, list):
+        return False
+    covered = []
+    for pair in state.lying:
+        if not isinstance(pair, tuple) or len(pair) != 2 or not all(type(s) is int and s in squares for s in pair):
+            return False
+        a, b = pair
+        if abs(a - b) not in (1, board.cols) or (abs(a - b) == 1 and a // board.cols != b // board.cols):
+            return False
+        if state.kinds[a] != 2 or state.kinds[b] != 2 or state.cells[a] != state.cells[b]:
+            return False
+        covered += pair
+    if sorted(covered) != [s for s in squares if state.kinds[s] == 2]:
+        return False
+    if state.kinds.count(1) + len(state.lying) + state.supply > board.megaliths:
+        return False
+    if state.phase == 0:
+        return state.pending == -1 and state.pending_colours == (0, 0)
+    colours = state.pending_colours
+    return (
+        state.pending in squares
+        and state.kinds[state.pending] == 1
+        and isinstance(colours, tuple)
+        and len(colours) == 2
+        and not isinstance(colours[0], bool)
+        and colours[0] in (1, 2)
+        and colours[1] == 3 - colours[0]
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(state=_malformed(), slot=st.integers(0, 2))
+def test_set_state_checks_everything_and_changes_nothing_on_error(state: GameState, slot: int) -> None:
+    games = BatchGame("small", num_envs=3, seed=0)
+    games.reset()
+    for _ in range(5):
+        games.step(games.sample_actions())
+    before = _snapshot(games)
+    try:
+        games.set_state(slot, state)
+    except CarnacError:
+        after = _snapshot(games)
+        assert all(np.array_equal(a, b) for a, b in zip(before, after)), "a rejected state changed the batch"
+        assert not _consistent(state), "a well-formed state was refused"
+        return
+    assert _consistent(state), "a malformed state was accepted"
+    # Accepted: it must be a consistent game the engine and the core agree on, to the end.
+    assert games.get_state(slot) == state
+    core = state.copy()
+    for _ in range(200):
+        step = games.observe()
+        np.testing.assert_array_equal(step.action_mask[slot], legal_mask(core).astype(bool))
+        np.testing.assert_array_equal(step.observation[slot], observation_planes(core, core.to_act))
+        actions = games.sample_actions()
+        step = games.step(actions)
+        core.apply(int(actions[slot]))
+        if core.is_over:
+            result = core.result()
+            assert step.terminated[slot]
+            assert tuple(step.rewards[slot]) == (result.reward(0), result.reward(1))
+            break
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"pending": 10**8}, "pending"),
+        ({"supply": -1}, "supply"),
+        ({"to_act": 5}, "to_act"),
+        ({"phase": 9}, "phase"),
+        ({"empty": 3}, "empty"),
+    ],
+)
+def test_set_state_reports_the_bad_field(change: dict, fragment: str) -> None:
+    """The cases of issue 12: each is refused with its name, and observe() still works."""
+    state = GameState("small")
+    state.apply(place_action(state.board, 20, 0))  # a megalith awaiting a response
+    for name, value in change.items():
+        setattr(state, name, value)
+    games = BatchGame("small", num_envs=2, seed=0)
+    before = games.observe()
+    with pytest.raises(CarnacError, match=fragment):
+        games.set_state(1, state)
+    np.testing.assert_array_equal(games.observe().observation, before.observation)
+
+
+def test_set_state_refuses_a_cell_value_of_seven() -> None:
+    state = GameState("small")
+    state.cells[3] = 7
+    state.kinds[3] = 1
+    with pytest.raises(CarnacError, match=r"cells\[3\]=7"):
+        BatchGame("small").set_state(0, state)
+
+
+def test_num_envs_takes_numpy_integers_and_has_a_limit() -> None:
+    assert BatchGame("small", num_envs=np.int32(3)).num_envs == 3
+    for bad in (True, 2.0, 0, -1, np.float64(2), MAX_ENVS + 1, 10**9):
+        with pytest.raises(CarnacError, match=rf"num_envs.*1\.\.{MAX_ENVS}"):
+            BatchGame("small", num_envs=bad)
+
+
+def test_a_draw_gives_plus_zero() -> None:
+    """A drawn game reports 0.0 for both players, never -0.0."""
+    state = GameState.from_diagram("custom", "R.W", rows=1, cols=3, megaliths=3)
+    games = BatchGame(state.board, num_envs=1)
+    games.set_state(0, state)
+    step = games.step([4])  # the last megalith, red on b1: no group reaches 3 squares, a draw
+    assert step.terminated[0]
+    assert tuple(step.rewards[0]) == (0.0, 0.0) and not np.signbit(step.rewards).any()
+
+
+def test_random_playout_refuses_states_it_could_not_play_safely() -> None:
+    """Cheap bounds checks: a state whose fields would take the compiled loop off its arrays
+    (or into an endless search for an empty square) is refused, not played."""
+    for field, value in [("cells", bytearray(3)), ("supply", -1), ("supply", 99), ("empty", 0), ("phase", 7)]:
+        state = GameState("small")
+        setattr(state, field, value)
+        with pytest.raises(CarnacError, match="malformed"):
+            random_playout(state, 0)
+    responding = GameState("small")
+    responding.apply(place_action(responding.board, 20, 0))
+    responding.pending = 10**6
+    with pytest.raises(CarnacError, match="malformed"):
+        random_playout(responding, 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from carnac_env.core import BOARDS, Board, GameState, make_board
+from carnac_env.core.boards import MAX_SIDE
 from carnac_env.errors import CarnacError
 
 # name: (rows, cols, megaliths, min_dolmen), copied from the table in carnac-rules.md
@@ -190,3 +191,27 @@ def test_game_state_rejects_the_same_mistakes() -> None:
 def test_board_constructed_directly_is_validated() -> None:
     with pytest.raises(CarnacError, match="min_dolmen=0"):
         Board("mine", 3, 3, 5, 0)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(65, 4), (4, 65), (100_000, 100_000), (10**30, 2)])
+def test_boards_larger_than_the_limit_fail_at_once(rows: int, cols: int) -> None:
+    """A huge custom board is refused before any table is built (it would take gigabytes)."""
+    with pytest.raises(CarnacError, match=rf"{rows} x {cols} board is too large.*<= {MAX_SIDE}"):
+        make_board("custom", rows=rows, cols=cols)
+    assert make_board("custom", rows=MAX_SIDE, cols=MAX_SIDE, megaliths=127).squares == MAX_SIDE**2
+
+
+def test_board_arrays_match_the_tuples() -> None:
+    """Board.arrays (for the compiled engines) and the tuples (for Python) are the same tables."""
+    for board in [*BOARDS.values(), make_board("custom", rows=1, cols=5), make_board("custom", rows=3, cols=1)]:
+        arrays = board.arrays
+        assert arrays.tilt_squares.shape == (board.squares, 4, 2) and arrays.neighbours.shape == (board.squares, 4)
+        for square in range(board.squares):
+            for direction in range(4):
+                pair = board.tilt_squares[square][direction]
+                expected = (-1, -1) if pair is None else pair
+                assert tuple(arrays.tilt_squares[square, direction]) == expected
+            assert tuple(int(o) for o in arrays.neighbours[square] if o >= 0) == board.neighbours[square]
+        edges = {(s, o) for s in range(board.squares) for o in board.neighbours[s] if o > s}
+        assert {tuple(e) for e in arrays.edges.tolist()} == edges and len(arrays.edges) == len(edges)
+        assert not arrays.tilt_squares.flags.writeable

@@ -20,13 +20,21 @@ The name is the text before the first ``:``. A name with a dot is an import path
 the options as keyword arguments, plus ``seed=`` when its constructor takes one), an
 object with ``act`` (used as it is), or a plain function ``f(env) -> int`` (wrapped; no
 options). Option values are read as int, float, ``true``/``false`` or text.
+
+**A spec that names an import path runs code**: importing the module runs it, and the
+class (or function) it names is then called. Only name code you trust. Before anything is
+called, the path must be dotted Python names, objects from the standard library are
+refused (``subprocess.Popen`` or ``sys.exit`` are not agents), a class must have ``act``,
+and the options must fit the constructor's signature.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import random
+import sys
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -180,6 +188,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 def make(spec: str | Any, seed: int = 0) -> Any:
     """Build an agent from a spec (see the module docstring), or pass an agent through.
 
+    A spec that names an import path imports that module (running its code) and builds
+    the agent from it; only name code you trust. Objects from the standard library, and
+    objects that do not have the shape of an agent, are refused before anything is called.
+
     Args:
         spec: a spec string such as ``"mcts:sims=400"``, or an agent object (anything with
             ``act``), returned unchanged (the caller owns it and its seeding).
@@ -187,8 +199,9 @@ def make(spec: str | Any, seed: int = 0) -> Any:
             (for ``mcts``, with a ``sims`` budget rather than ``seconds``).
 
     Raises:
-        CarnacError: an unknown agent, an unknown or malformed option, or a user agent path
-            that does not import; the message lists the agents and their options.
+        CarnacError: an unknown agent, an unknown, malformed or out-of-range option, or a
+            user agent path that is malformed, does not import or does not name an agent;
+            the message lists the agents and their options.
     """
     if not isinstance(spec, str):
         if hasattr(spec, "act"):
@@ -200,52 +213,38 @@ def make(spec: str | Any, seed: int = 0) -> Any:
     name, raw = parse_spec(spec)
     if name in _REGISTRY:
         factory, known, _ = _REGISTRY[name]
-        kwargs: dict[str, Any] = {}
-        for key, text in raw.items():
-            if key not in known:
-                choices = ", ".join(known) or "none"
-                raise CarnacError(
-                    f"agent spec {spec!r}: {name} has no option {key!r} (its options: {choices}); "
-                    f"the agents are:\n{describe_agents()}"
-                )
-            kind = known[key][0]
-            try:
-                value = kind(text) if kind is not bool else _convert(text)
-                if kind is bool and not isinstance(value, bool):
-                    raise ValueError
-            except ValueError:
-                raise CarnacError(
-                    f"agent spec {spec!r}: option {key}={text!r} is not a valid {kind.__name__}"
-                ) from None
-            kwargs[key] = value
+        kwargs = {key: _builtin_option(spec, name, known, key, text) for key, text in raw.items()}
         return factory(seed=seed, **kwargs)
     if "." in name:
         return _make_user_agent(spec, name, {k: _convert(v) for k, v in raw.items()}, seed)
     raise CarnacError(f"unknown agent {name!r} in spec {spec!r}; the agents are:\n{describe_agents()}")
 
 
-def _make_user_agent(spec: str, path: str, options: dict[str, Any], seed: int) -> Any:
-    module_name, _, attribute = path.rpartition(".")
+def _builtin_option(spec: str, name: str, known: dict[str, tuple[type, Any, str]], key: str, text: str) -> Any:
+    """The value of option ``key=text`` of built-in agent ``name``, converted and checked."""
+    if key not in known:
+        choices = ", ".join(known) or "none"
+        raise CarnacError(
+            f"agent spec {spec!r}: {name} has no option {key!r} (its options: {choices}); "
+            f"the agents are:\n{describe_agents()}"
+        )
+    kind = known[key][0]
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise CarnacError(f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
-    if not hasattr(module, attribute):
-        raise CarnacError(f"agent spec {spec!r}: module {module_name!r} has no attribute {attribute!r}")
-    target = getattr(module, attribute)
+        value = kind(text) if kind is not bool else _convert(text)
+    except ValueError:
+        value = None
+    if value is None or (kind is bool and not isinstance(value, bool)):
+        raise CarnacError(f"agent spec {spec!r}: option {key}={text!r} is not a valid {kind.__name__}")
+    if kind is float and not math.isfinite(value):
+        raise CarnacError(f"agent spec {spec!r}: option {key}={text!r} must be a finite number")
+    return value
+
+
+def _make_user_agent(spec: str, path: str, options: dict[str, Any], seed: int) -> Any:
+    """Import ``path`` (``module.attribute``), check that it looks like an agent, then build it."""
+    target = _import_target(spec, path)
     if inspect.isclass(target):
-        try:
-            parameters = inspect.signature(target).parameters
-        except (TypeError, ValueError):
-            parameters = {}
-        takes_seed = "seed" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
-        try:
-            agent = target(**options, seed=seed) if takes_seed else target(**options)
-        except TypeError as err:
-            raise CarnacError(f"agent spec {spec!r}: {path}({options}) failed: {err}") from None
-        if not hasattr(agent, "act"):
-            raise CarnacError(f"agent spec {spec!r}: {path} built an object without act(env)")
-        return agent
+        return _build_agent_class(spec, path, target, options, seed)
     if hasattr(target, "act"):
         if options:
             raise CarnacError(f"agent spec {spec!r}: {path} is an agent object and takes no options")
@@ -255,5 +254,65 @@ def _make_user_agent(spec: str, path: str, options: dict[str, Any], seed: int) -
     if callable(target):
         if options:
             raise CarnacError(f"agent spec {spec!r}: {path} is a function env -> action and takes no options")
+        _check_signature(spec, path, target, (None,), {})
         return FunctionAgent(target, name=path)
     raise CarnacError(f"agent spec {spec!r}: {path} is neither an agent class, an agent object nor a function")
+
+
+def _import_target(spec: str, path: str) -> Any:
+    """The attribute that ``path`` names, after checking the path's shape and refusing the
+    standard library (whose callables are not agents and may run commands)."""
+    parts = path.split(".")
+    if len(parts) < 2 or not all(part.isidentifier() for part in parts):
+        raise CarnacError(
+            f"agent spec {spec!r}: {path!r} is not an import path 'module.Attribute' (dotted Python names)"
+        )
+    module_name, attribute = ".".join(parts[:-1]), parts[-1]
+    if _is_standard_library(module_name):
+        raise CarnacError(f"agent spec {spec!r}: {module_name!r} is in the standard library, not an agent module")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise CarnacError(f"agent spec {spec!r}: cannot import module {module_name!r} ({err})") from None
+    except Exception as err:  # the module's own code failed
+        raise CarnacError(f"agent spec {spec!r}: importing module {module_name!r} raised {err!r}") from err
+    if not hasattr(module, attribute):
+        raise CarnacError(f"agent spec {spec!r}: module {module_name!r} has no attribute {attribute!r}")
+    target = getattr(module, attribute)
+    if _is_standard_library(getattr(target, "__module__", None) or ""):
+        raise CarnacError(f"agent spec {spec!r}: {path} comes from the standard library and is not an agent")
+    return target
+
+
+def _is_standard_library(module_name: str) -> bool:
+    return module_name.split(".")[0] in sys.stdlib_module_names
+
+
+def _build_agent_class(spec: str, path: str, cls: type, options: dict[str, Any], seed: int) -> Any:
+    """Check that ``cls`` has the agent protocol's ``act`` and accepts ``options``, then build it."""
+    if not callable(getattr(cls, "act", None)):
+        raise CarnacError(f"agent spec {spec!r}: class {path} has no act(env) method, so it is not an agent")
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        raise CarnacError(f"agent spec {spec!r}: cannot read the constructor of {path}") from None
+    takes_seed = "seed" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    kwargs = {**options, "seed": seed} if takes_seed else dict(options)
+    _check_signature(spec, path, cls, (), kwargs)
+    try:
+        agent = cls(**kwargs)
+    except Exception as err:  # the user's constructor failed
+        raise CarnacError(f"agent spec {spec!r}: {path}({options}) failed: {err}") from err
+    if not hasattr(agent, "act"):
+        raise CarnacError(f"agent spec {spec!r}: {path} built an object without act(env)")
+    return agent
+
+
+def _check_signature(spec: str, path: str, target: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """Refuse a call of ``target`` that its signature would not accept, before making it."""
+    try:
+        inspect.signature(target).bind(*args, **kwargs)
+    except TypeError as err:
+        raise CarnacError(f"agent spec {spec!r}: {path} does not take these arguments: {err}") from None
+    except ValueError:
+        raise CarnacError(f"agent spec {spec!r}: cannot read the signature of {path}") from None

@@ -23,7 +23,8 @@ random choice.
 from __future__ import annotations
 
 from carnac_env.agents.base import SearchAgent, register
-from carnac_env.core.game import OVER, RESPOND, GameState
+from carnac_env.core.game import OVER, RED, RESPOND, WHITE, GameState
+from carnac_env.core.scoring import groups
 
 DOLMEN = 100.0
 PARTIAL = 40.0
@@ -31,54 +32,62 @@ WIN = 10_000.0
 
 
 def evaluate(state: GameState, player: int) -> float:
-    """The static evaluation of ``state`` for ``player`` (0 Red, 1 White); see the module docstring."""
+    """The static evaluation of ``state`` for ``player`` (0 Red, 1 White); see the module docstring.
+
+    The groups come from the core's scoring (:func:`carnac_env.core.scoring.groups`).
+    """
     board = state.board
-    cells = state.cells
-    kinds = state.kinds
-    neighbours = board.neighbours
-    threshold = board.min_dolmen
-    span = max(threshold - 1, 1)
-    own = player + 1
-    seen = bytearray(board.squares)
     total = 0.0
-    for start in range(board.squares):
-        colour = cells[start]
-        if not colour or seen[start]:
-            continue
-        seen[start] = 1
-        stack = [start]
-        size = 0
-        free = False
-        while stack:
-            square = stack.pop()
-            size += 1
-            for other in neighbours[square]:
-                if cells[other] == colour:
-                    if not seen[other]:
-                        seen[other] = 1
-                        stack.append(other)
-                elif not kinds[other]:
-                    free = True
-        if size >= threshold:
-            value = DOLMEN + size
-        elif free:
-            value = PARTIAL * (size / span) ** 2
-        else:
-            continue
-        total += value if colour == own else -value
+    for colour in (RED, WHITE):
+        sign = 1.0 if colour == player + 1 else -1.0
+        for group in groups(board, state.cells, colour):
+            total += sign * group_value(state, group)
     if state.phase == OVER:
         total += WIN * state.result().reward(player)
     return total
 
 
-def response_values(state: GameState, player: int) -> list[tuple[float, int]]:
+def group_value(state: GameState, group: list[int]) -> float:
+    """What one colour group of ``state`` is worth to its owner: ``DOLMEN + size`` for a
+    dolmen, ``PARTIAL * (size / (min_dolmen - 1)) ** 2`` for a smaller group that touches an
+    empty square, else 0."""
+    board = state.board
+    size = len(group)
+    if size >= board.min_dolmen:
+        return DOLMEN + size
+    kinds, neighbours = state.kinds, board.neighbours
+    if any(not kinds[other] for square in group for other in neighbours[square]):
+        return PARTIAL * (size / max(board.min_dolmen - 1, 1)) ** 2
+    return 0.0
+
+
+class _Evaluations:
+    """:func:`evaluate` for one player, remembered by position: the four orientations of a
+    placement share their tilt outcomes and their decline, so about half the evaluations
+    of :func:`action_values` repeat. The evaluation reads only the squares and whether the
+    game is over, so that is the key."""
+
+    def __init__(self, player: int) -> None:
+        self.player = player
+        self.known: dict[tuple[bytes, bytes, bool], float] = {}
+
+    def __call__(self, state: GameState) -> float:
+        key = (bytes(state.cells), bytes(state.kinds), state.phase == OVER)
+        value = self.known.get(key)
+        if value is None:
+            value = self.known[key] = evaluate(state, self.player)
+        return value
+
+
+def response_values(state: GameState, player: int, value_of: _Evaluations | None = None) -> list[tuple[float, int]]:
     """``(value for player, action)`` for each legal response (tilts, then decline) in the
     ``RESPOND`` phase of ``state``."""
+    value_of = value_of or _Evaluations(player)
     out = []
     for action in state.legal_actions():
         after = state.copy()
         after.apply_unchecked(action)
-        out.append((evaluate(after, player), action))
+        out.append((value_of(after), action))
     return out
 
 
@@ -86,16 +95,17 @@ def action_values(state: GameState) -> list[tuple[float, int]]:
     """``(value, action)`` for every legal action of the player to act, as greedy sees it:
     after a placement the opponent's most harmful response is assumed (see the module docstring)."""
     player = state.to_act
+    value_of = _Evaluations(player)
     if state.phase == RESPOND:
-        return response_values(state, player)
+        return response_values(state, player, value_of)
     out = []
     for action in state.legal_actions():
         after = state.copy()
         after.apply_unchecked(action)
         if after.phase == RESPOND:
-            value = min(v for v, _ in response_values(after, player))
+            value = min(v for v, _ in response_values(after, player, value_of))
         else:
-            value = evaluate(after, player)
+            value = value_of(after)
         out.append((value, action))
     return out
 

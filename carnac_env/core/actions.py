@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from carnac_env.core.boards import Board
+from carnac_env.errors import CarnacError
 
 PLACE, TILT, DECLINE = "place", "tilt", "decline"
 
@@ -38,26 +41,75 @@ class Action(NamedTuple):
     direction: int = -1
 
 
+#: Place actions per square: one per orientation.
+ORIENTATIONS = 4
+
+
+def place_number(square, orientation):
+    """``square * 4 + orientation``: the place action number, unchecked.
+
+    Plain arithmetic, so it works on ints, numpy arrays and inside compiled (numba) code;
+    :func:`place_action` is the checked form for one board.
+    """
+    return square * ORIENTATIONS + orientation
+
+
+def place_square(action):
+    """The square of a place action number (ints, arrays or compiled code)."""
+    return action // ORIENTATIONS
+
+
+def place_orientation(action):
+    """The orientation 0..3 of a place action number (ints, arrays or compiled code)."""
+    return action % ORIENTATIONS
+
+
+def tilt_base(squares):
+    """The first tilt action number (tilt north) on a board of ``squares`` squares; the
+    tilts are ``tilt_base + direction`` and the decline ``tilt_base + 4`` (see
+    :func:`decline_number`). Every action below it is a place."""
+    return squares * ORIENTATIONS
+
+
+def decline_number(squares):
+    """The decline action number on a board of ``squares`` squares (the last action)."""
+    return tilt_base(squares) + 4
+
+
+def _check_index(name: str, value: object, stop: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < stop:
+        raise CarnacError(f"{name} {value!r} is not an integer in 0..{stop - 1}")
+    return int(value)
+
+
 def place_action(board: Board, square: int, orientation: int) -> int:
-    """The action number that places on ``square`` (row-major) with ``orientation`` 0..3."""
-    return square * 4 + orientation
+    """The action number that places on ``square`` (row-major) with ``orientation`` 0..3.
+
+    Raises:
+        CarnacError: ``square`` is not a square of ``board`` or ``orientation`` not in 0..3.
+    """
+    return place_number(_check_index("square", square, board.squares), _check_index("orientation", orientation, 4))
 
 
 def tilt_action(board: Board, direction: int) -> int:
-    """The action number that tilts the waiting megalith towards ``direction`` 0..3."""
-    return board.squares * 4 + direction
+    """The action number that tilts the waiting megalith towards ``direction`` 0..3.
+
+    Raises:
+        CarnacError: ``direction`` is not in 0..3.
+    """
+    return tilt_base(board.squares) + _check_index("direction", direction, 4)
 
 
 def decline_action(board: Board) -> int:
     """The action number that declines to tilt."""
-    return board.squares * 4 + 4
+    return decline_number(board.squares)
 
 
 def decode(board: Board, action: int) -> Action:
     """Split an action number into its meaning. ``action`` must be in range."""
-    base = board.squares * 4
+    base = tilt_base(board.squares)
     if action < base:
-        return Action(PLACE, action >> 2, action & 3)
+        return Action(PLACE, place_square(action), place_orientation(action))
     if action < base + 4:
         return Action(TILT, direction=action - base)
     return Action(DECLINE)

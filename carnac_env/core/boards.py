@@ -24,6 +24,9 @@ DIRECTION_STEPS = ((-1, 0), (0, 1), (1, 0), (0, -1))
 
 #: The largest supply a board may have: the observation stores the supply in an int8 plane.
 MAX_MEGALITHS = 127
+#: The most rows and the most columns a board may have (so at most 4096 squares; the largest
+#: official board, le_menec, is 12 x 16). Checked before any table is built.
+MAX_SIDE = 64
 
 RULE_OPTIONS = ("rows", "cols", "megaliths", "min_dolmen", "last_tilt")
 
@@ -141,6 +144,11 @@ def _validate(board: Board) -> None:
         raise CarnacError(f"board option last_tilt={board.last_tilt!r} must be True or False")
     if board.rows < 1 or board.cols < 1:
         raise CarnacError(f"a {board.rows} x {board.cols} board has no room to play: rows and cols must be >= 1")
+    if board.rows > MAX_SIDE or board.cols > MAX_SIDE:
+        raise CarnacError(
+            f"a {board.rows} x {board.cols} board is too large: rows and cols must be <= {MAX_SIDE} "
+            f"(at most {MAX_SIDE * MAX_SIDE} squares)"
+        )
     if board.megaliths < 1:
         raise CarnacError(f"megaliths={board.megaliths} is impossible: the supply needs >= 1 megalith")
     if board.megaliths > MAX_MEGALITHS:
@@ -181,7 +189,9 @@ def make_board(board: str | Board = "medium", **rules: Any) -> Board:
             Changing anything but ``last_tilt`` on a named board makes it ``"custom"``.
 
     Raises:
-        CarnacError: an unknown board name, an unknown option, or an impossible board.
+        CarnacError: an unknown board name, an unknown option, or an impossible board
+            (including one with more than :data:`MAX_SIDE` rows or columns, refused before
+            any table is built).
     """
     unknown = sorted(set(rules) - set(RULE_OPTIONS))
     if unknown:

@@ -25,7 +25,20 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from carnac_env.core.actions import TILT, decode, tilt_colours
+from carnac_env.core.actions import (
+    ORIENTATIONS,
+    TILT,
+    decline_action,
+    decline_number,
+    decode,
+    place_action,
+    place_number,
+    place_orientation,
+    place_square,
+    tilt_action,
+    tilt_base,
+    tilt_colours,
+)
 from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
 from carnac_env.core.notation import action_to_text, square_name
 from carnac_env.core.scoring import Result, score
@@ -202,10 +215,15 @@ class GameState:
         """Every legal action number, in increasing order; empty once the game is over."""
         if self.phase == PLACE:
             kinds = self.kinds
-            return [a for s in range(self.board.squares) if not kinds[s] for a in range(4 * s, 4 * s + 4)]
+            return [
+                a
+                for s in range(self.board.squares)
+                if not kinds[s]
+                for a in range(place_number(s, 0), place_number(s, ORIENTATIONS))
+            ]
         if self.phase == RESPOND:
-            base = 4 * self.board.squares
-            return [base + d for d in self.tilt_targets()] + [base + 4]
+            base = tilt_base(self.board.squares)
+            return [base + d for d in self.tilt_targets()] + [decline_number(self.board.squares)]
         return []
 
     def why_illegal(self, action: int) -> str | None:
@@ -235,18 +253,20 @@ class GameState:
         if self.phase == PLACE:
             verb = "tilt" if move.kind == TILT else "decline"
             return f"there is no megalith to {verb}: {PLAYER_NAMES[self.to_act]} must place"
-        if move.kind == TILT:
-            pair = board.tilt_squares[self.pending][move.direction]
-            origin = square_name(board, self.pending)
-            if pair is None:
-                return f"a megalith on {origin} tilted {DIRECTION_NAMES[move.direction]} would leave the board"
-            blocked = [square_name(board, s) for s in pair if self.kinds[s]]
-            if blocked:
-                return (
-                    f"a megalith on {origin} tilted {DIRECTION_NAMES[move.direction]} would need "
-                    f"{' and '.join(blocked)}, which {'is' if len(blocked) == 1 else 'are'} not empty"
-                )
+        if move.kind == TILT and move.direction not in self.tilt_targets():
+            return self._why_tilt_illegal(move.direction)
         return None
+
+    def _why_tilt_illegal(self, direction: int) -> str:
+        """Why the pending megalith cannot tilt towards ``direction`` (a tilt not in
+        :meth:`tilt_targets`): it would leave the board, or land on taken squares."""
+        board = self.board
+        pair = board.tilt_squares[self.pending][direction]
+        where = f"a megalith on {square_name(board, self.pending)} tilted {DIRECTION_NAMES[direction]}"
+        if pair is None:
+            return f"{where} would leave the board"
+        blocked = [square_name(board, s) for s in pair if self.kinds[s]]
+        return f"{where} would need {' and '.join(blocked)}, which {'is' if len(blocked) == 1 else 'are'} not empty"
 
     def describe(self, action: object) -> str:
         """``"action 123 (c4 Rns)"``: an action number with its notation for the player to act
@@ -290,9 +310,9 @@ class GameState:
         (for example one drawn from that list or from the legal-action mask). An illegal
         action here corrupts the state; use :meth:`apply` for anything that comes from a user.
         """
-        base = self.board.squares * 4
+        base = tilt_base(self.board.squares)
         if action < base:
-            self._place(action >> 2, action & 3)
+            self._place(place_square(action), place_orientation(action))
         elif action < base + 4:
             self._tilt(action - base)
         else:
@@ -305,17 +325,17 @@ class GameState:
             raise IllegalActionError(f"orientation {orientation!r} is not one of 0, 1, 2, 3")
         if not (isinstance(square, int) and 0 <= square < self.board.squares):
             raise IllegalActionError(f"square {square!r} is not on the board (0..{self.board.squares - 1})")
-        self.apply(square * 4 + orientation)
+        self.apply(place_action(self.board, square, orientation))
 
     def tilt(self, direction: int) -> None:
         """Tilt the megalith awaiting a decision towards ``direction`` (0 N, 1 E, 2 S, 3 W)."""
         if not (isinstance(direction, int) and 0 <= direction < 4):
             raise IllegalActionError(f"direction {direction!r} is not one of 0 (N), 1 (E), 2 (S), 3 (W)")
-        self.apply(self.board.squares * 4 + direction)
+        self.apply(tilt_action(self.board, direction))
 
     def decline(self) -> None:
         """Decline to tilt: the megalith stands for good and its placer places again."""
-        self.apply(self.board.squares * 4 + 4)
+        self.apply(decline_action(self.board))
 
     def _place(self, square: int, orientation: int) -> None:
         mover = self.to_act
@@ -397,71 +417,113 @@ class GameState:
                 that do not pair up, or a supply that does not fit.
         """
         state = cls(board, **rules)
-        board = state.board
-        lines = diagram.strip().splitlines() if isinstance(diagram, str) else list(diagram)
-        rows = ["".join(line.split()) for line in lines if line.strip()]
-        if len(rows) != board.rows or any(len(r) != board.cols for r in rows):
-            raise CarnacError(
-                f"diagram is {len(rows)} rows of lengths {[len(r) for r in rows]}; "
-                f"expected {board.rows} rows of {board.cols} squares"
-            )
-        codes = {".": (0, EMPTY), "R": (RED, STANDING), "W": (WHITE, STANDING), "r": (RED, LYING), "w": (WHITE, LYING)}
+        state._fill_from_rows(_diagram_rows(state.board, diagram))
+        state._pair_lying_squares()
+        state._set_diagram_counts(supply, to_act)
+        return state
+
+    def _fill_from_rows(self, rows: list[str]) -> None:
+        """Set cells and kinds from diagram rows (already checked for size)."""
         for square, char in enumerate("".join(rows)):
-            if char not in codes:
+            if char not in _DIAGRAM_CODES:
                 raise CarnacError(
-                    f"diagram square {square_name(board, square)} has {char!r}; expected one of . R W r w"
+                    f"diagram square {square_name(self.board, square)} has {char!r}; expected one of . R W r w"
                 )
-            state.cells[square], state.kinds[square] = codes[char]
-        paired = bytearray(board.squares)
-        standing = 0
-        for square in range(board.squares):
-            if state.kinds[square] == STANDING:
-                standing += 1
-            if state.kinds[square] != LYING or paired[square]:
-                continue
-            r, c = divmod(square, board.cols)
-            east = square + 1 if c + 1 < board.cols else None
-            south = square + board.cols if r + 1 < board.rows else None
-            for other in (east, south):
-                if (
-                    other is not None
-                    and state.kinds[other] == LYING
-                    and not paired[other]
-                    and state.cells[other] == state.cells[square]
-                ):
-                    paired[square] = paired[other] = 1
-                    state.lying.append((square, other))
-                    break
-            else:
-                raise CarnacError(
+            self.cells[square], self.kinds[square] = _DIAGRAM_CODES[char]
+
+    def _pair_lying_squares(self) -> None:
+        """Pair the lying squares into megaliths in ``lying``: each square in reading order
+        with an unpaired neighbour of its colour, east first, else south, backtracking when
+        a choice leaves a square without a partner."""
+        pairs = self._match_lying(0, bytearray(self.board.squares))
+        if pairs is None:
+            raise CarnacError(self._why_unpairable())
+        self.lying.extend(pairs)
+
+    def _match_lying(self, start: int, paired: bytearray) -> list[tuple[int, int]] | None:
+        """Pairs for every unpaired lying square from ``start`` on, or None if impossible."""
+        square = next((s for s in range(start, self.board.squares) if self.kinds[s] == LYING and not paired[s]), None)
+        if square is None:
+            return []
+        for other in self._lying_partners(square, paired):
+            paired[square] = paired[other] = 1
+            rest = self._match_lying(square + 1, paired)
+            if rest is not None:
+                return [(square, other), *rest]
+            paired[square] = paired[other] = 0
+        return None
+
+    def _lying_partners(self, square: int, paired: bytearray) -> list[int]:
+        """The east, then the south, neighbour of ``square`` that can pair with it."""
+        board = self.board
+        r, c = divmod(square, board.cols)
+        candidates = (square + 1 if c + 1 < board.cols else None, square + board.cols if r + 1 < board.rows else None)
+        return [
+            other
+            for other in candidates
+            if other is not None
+            and self.kinds[other] == LYING
+            and not paired[other]
+            and self.cells[other] == self.cells[square]
+        ]
+
+    def _why_unpairable(self) -> str:
+        """The message for lying squares that do not pair up: a square with no lying
+        neighbour of its colour if there is one, else the lying squares as a whole."""
+        board, cells, kinds = self.board, self.cells, self.kinds
+        lying = [s for s in range(board.squares) if kinds[s] == LYING]
+        for square in lying:
+            if not any(kinds[o] == LYING and cells[o] == cells[square] for o in board.neighbours[square]):
+                return (
                     f"diagram square {square_name(board, square)} is a lying megalith with no "
-                    "partner of its colour to the east or south"
+                    "partner of its colour next to it"
                 )
-        used = standing + len(state.lying)
-        state.empty = sum(1 for k in state.kinds if k == EMPTY)
-        state.supply = board.megaliths - used if supply is None else supply
-        if not 0 < state.supply <= board.megaliths - used or state.empty == 0:
+        names = " ".join(square_name(board, s) for s in lying)
+        return f"diagram lying squares {names} cannot be paired into megaliths of one colour each"
+
+    def _set_diagram_counts(self, supply: int | None, to_act: int) -> None:
+        """Set ``empty``, ``supply`` and ``to_act`` of a diagram position, checking they fit."""
+        board = self.board
+        used = sum(1 for k in self.kinds if k == STANDING) + len(self.lying)
+        self.empty = sum(1 for k in self.kinds if k == EMPTY)
+        self.supply = board.megaliths - used if supply is None else supply
+        if not 0 < self.supply <= board.megaliths - used or self.empty == 0:
             raise CarnacError(
-                f"supply {state.supply} does not fit a position with {used} megaliths on the "
-                f"board of a {board.megaliths}-megalith game and {state.empty} empty squares "
+                f"supply {self.supply} does not fit a position with {used} megaliths on the "
+                f"board of a {board.megaliths}-megalith game and {self.empty} empty squares "
                 "(a playable position needs a supply >= 1 and an empty square)"
             )
         if to_act not in (0, 1):
             raise CarnacError(f"to_act={to_act!r}; expected 0 (Red) or 1 (White)")
-        state.to_act = to_act
-        return state
+        self.to_act = to_act
 
     def diagram(self) -> str:
         """The inverse of :meth:`from_diagram`: one line per row, north first."""
-        letters = {
-            (0, EMPTY): ".",
-            (RED, STANDING): "R",
-            (WHITE, STANDING): "W",
-            (RED, LYING): "r",
-            (WHITE, LYING): "w",
-        }
+        letters = {code: char for char, code in _DIAGRAM_CODES.items()}
         cols = self.board.cols
         out = []
         for r in range(self.board.rows):
             out.append("".join(letters[self.cells[s], self.kinds[s]] for s in range(r * cols, (r + 1) * cols)))
         return "\n".join(out)
+
+
+#: Diagram characters and the (cell colour, kind) each stands for.
+_DIAGRAM_CODES = {
+    ".": (0, EMPTY),
+    "R": (RED, STANDING),
+    "W": (WHITE, STANDING),
+    "r": (RED, LYING),
+    "w": (WHITE, LYING),
+}
+
+
+def _diagram_rows(board: Board, diagram: str | Iterable[str]) -> list[str]:
+    """The rows of a diagram without spaces, checked to match the board's size."""
+    lines = diagram.strip().splitlines() if isinstance(diagram, str) else list(diagram)
+    rows = ["".join(line.split()) for line in lines if line.strip()]
+    if len(rows) != board.rows or any(len(r) != board.cols for r in rows):
+        raise CarnacError(
+            f"diagram is {len(rows)} rows of lengths {[len(r) for r in rows]}; "
+            f"expected {board.rows} rows of {board.cols} squares"
+        )
+    return rows

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from carnac_env.core.actions import decode, orientation_for, tilt_colours
+from carnac_env.core.actions import decline_action, decode, orientation_for, place_number, tilt_action, tilt_colours
 from carnac_env.core.boards import DIRECTION_NAMES, Board
 from carnac_env.errors import NotationError
 
@@ -118,19 +118,19 @@ def parse_action(board: Board, text: str, mover: int) -> int:
             raise NotationError(f"{text!r}: action {action} is outside 0..{board.num_actions - 1}")
         return action
     if norm in ("decline", "d", "pass"):
-        return board.squares * 4 + 4
+        return decline_action(board)
     match = _TILT.match(norm)
     if match:
         word = match.group(1)
         direction = DIRECTION_LETTERS.lower().index(word[0]) if len(word) == 1 else DIRECTION_NAMES.index(word)
-        return board.squares * 4 + direction
+        return tilt_action(board, direction)
     match = _PLACE.match(norm)
     if match:
         letters, digits, colour, axis = match.groups()
         square = _square(board, letters, digits, text)
         top = 1 if colour == "r" else 2
         north_south = top if axis == "ns" else 3 - top
-        return square * 4 + orientation_for(mover, top, north_south)
+        return place_number(square, orientation_for(mover, top, north_south))
     if _SQUARE.match(norm):
         raise NotationError(
             f"{text!r}: a placement needs the colour on top and the axis showing it, "

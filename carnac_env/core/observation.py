@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from carnac_env.core.game import OVER, PLACE, RESPOND, GameState
+from carnac_env.core.actions import ORIENTATIONS, decline_number, place_number, place_square, tilt_base
+from carnac_env.core.game import EMPTY, LYING, OVER, PLACE, RED, RESPOND, STANDING, WHITE, GameState
 
 PLANE_NAMES = (
     "own colour",
@@ -55,14 +56,14 @@ def observation_planes(state: GameState, player: int) -> np.ndarray:
     cells = np.frombuffer(bytes(state.cells), dtype=np.uint8)
     kinds = np.frombuffer(bytes(state.kinds), dtype=np.uint8)
     obs = np.zeros((board.squares, NUM_PLANES), dtype=np.int8)
-    obs[:, OWN] = cells == player + 1
-    obs[:, OPPONENT] = cells == 2 - player
-    obs[:, STANDING_PLANE] = kinds == 1
-    obs[:, LYING_PLANE] = kinds == 2
+    obs[:, OWN] = cells == player + RED
+    obs[:, OPPONENT] = cells == WHITE - player
+    obs[:, STANDING_PLANE] = kinds == STANDING
+    obs[:, LYING_PLANE] = kinds == LYING
     if state.phase == RESPOND:
         obs[state.pending, AWAITING] = 1
         for first, second, colour in state.tilt_targets().values():
-            plane = TILT_OWN if colour == player + 1 else TILT_OPPONENT
+            plane = TILT_OWN if colour == player + RED else TILT_OPPONENT
             obs[first, plane] = obs[second, plane] = 1
     if state.phase != OVER and state.to_act == player:
         obs[:, TO_ACT] = 1
@@ -72,7 +73,7 @@ def observation_planes(state: GameState, player: int) -> np.ndarray:
 
 def _place_bits(state: GameState) -> np.ndarray:
     """The place part of the mask: the 4 orientations of every empty square."""
-    return np.repeat(np.frombuffer(bytes(state.kinds), dtype=np.uint8) == 0, 4)
+    return np.repeat(np.frombuffer(bytes(state.kinds), dtype=np.uint8) == EMPTY, ORIENTATIONS)
 
 
 def legal_mask(state: GameState, player: int | None = None) -> np.ndarray:
@@ -85,12 +86,12 @@ def legal_mask(state: GameState, player: int | None = None) -> np.ndarray:
     if state.phase == OVER or (player is not None and player != state.to_act):
         return mask
     if state.phase == PLACE:
-        mask[: board.squares * 4] = _place_bits(state)
+        mask[: tilt_base(board.squares)] = _place_bits(state)
     else:
-        base = board.squares * 4
+        base = tilt_base(board.squares)
         for direction in state.tilt_targets():
             mask[base + direction] = 1
-        mask[base + 4] = 1
+        mask[decline_number(board.squares)] = 1
     return mask
 
 
@@ -100,11 +101,18 @@ for _colour in range(3):
     for _kind in range(3):
         for _player in range(2):
             _ROWS[_colour, _kind, _player] = (
-                _colour == _player + 1,
-                _colour == 2 - _player,
-                _kind == 1,
-                _kind == 2,
+                _colour == _player + RED,
+                _colour == WHITE - _player,
+                _kind == STANDING,
+                _kind == LYING,
             )
+
+
+def _place_slice(square: int) -> slice:
+    """The mask entries of the 4 placements on ``square``."""
+    return slice(place_number(square, 0), place_number(square, ORIENTATIONS))
+
+
 _TO_ACT_ROWS = np.array([[[1], [0]], [[0], [1]], [[0], [0]]], dtype=np.int8)  # [to_act or 2 if over, player]
 
 
@@ -123,7 +131,7 @@ class ObservationTracker:
         """Rebuild everything from ``state``."""
         board = state.board
         self._shape = (board.rows, board.cols, NUM_PLANES)
-        self._base = board.squares * 4
+        self._base = tilt_base(board.squares)
         self.planes = np.stack([observation_planes(state, p).reshape(board.squares, NUM_PLANES) for p in (0, 1)])
         #: The all-zeros mask, for a player who is not to act (never written to).
         self.no_actions = np.zeros(board.num_actions, dtype=np.int8)
@@ -140,18 +148,18 @@ class ObservationTracker:
         base = self._base
         place = self._place_mask
         if action < base:
-            square = action >> 2
+            square = place_square(action)
             planes[:, square, :4] = _ROWS[state.cells[square], state.kinds[square]]
-            place[4 * square : 4 * square + 4] = 0
+            place[_place_slice(square)] = 0
             planes[:, :, SUPPLY] = state.supply
         elif action < base + 4:
             origin = self._pending
             first, second = state.lying[-1]
             planes[:, origin, :4] = 0
-            planes[:, first, :4] = planes[:, second, :4] = _ROWS[state.cells[first], 2]
-            place[4 * origin : 4 * origin + 4] = 1
-            place[4 * first : 4 * first + 4] = 0
-            place[4 * second : 4 * second + 4] = 0
+            planes[:, first, :4] = planes[:, second, :4] = _ROWS[state.cells[first], LYING]
+            place[_place_slice(origin)] = 1
+            place[_place_slice(first)] = 0
+            place[_place_slice(second)] = 0
         if self._marked:
             planes[:, self._marked, AWAITING:TO_ACT] = 0
             self._marked = []
@@ -168,13 +176,13 @@ class ObservationTracker:
             mask = self.no_actions.copy()
             for direction, (first, second, colour) in state.tilt_targets().items():
                 # Red's own-colour plane is Red's tilt plane; White sees it as the opponent's.
-                red_plane = TILT_OWN if colour == 1 else TILT_OPPONENT
+                red_plane = TILT_OWN if colour == RED else TILT_OPPONENT
                 planes[0, first, red_plane] = planes[0, second, red_plane] = 1
-                white_plane = TILT_OPPONENT if colour == 1 else TILT_OWN
+                white_plane = TILT_OPPONENT if colour == RED else TILT_OWN
                 planes[1, first, white_plane] = planes[1, second, white_plane] = 1
                 marked += (first, second)
                 mask[self._base + direction] = 1
-            mask[self._base + 4] = 1
+            mask[self._base + 4] = 1  # decline
             self._marked = marked
             self.mask_to_act = mask
         elif phase == PLACE:

@@ -63,15 +63,36 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from carnac_env.core.boards import DIRECTION_STEPS, Board, make_board
-from carnac_env.core.game import GameState
-from carnac_env.core.observation import NUM_PLANES, legal_mask, observation_planes
+from carnac_env.core.actions import (
+    EAST_WEST_SHOWS_TOP,
+    OPPONENT_ON_TOP,
+    ORIENTATIONS,
+    decline_number,
+    place_orientation,
+    place_square,
+    tilt_base,
+)
+from carnac_env.core.boards import Board, make_board
+from carnac_env.core.game import EMPTY, LYING, RED, STANDING, WHITE, GameState
+from carnac_env.core.observation import (
+    AWAITING,
+    LYING_PLANE,
+    NUM_PLANES,
+    OPPONENT,
+    OWN,
+    STANDING_PLANE,
+    SUPPLY,
+    TILT_OPPONENT,
+    TILT_OWN,
+    TO_ACT,
+    legal_mask,
+    observation_planes,
+)
 from carnac_env.core.scoring import groups
 from carnac_env.errors import CarnacError
 
 ENV_ID = "carnac"
 VERSION = "v0"
-EMPTY, STANDING, LYING = 0, 1, 2
 
 Array = jax.Array
 
@@ -199,22 +220,14 @@ class Carnac:
 
     def __init__(self, board: str | Board = "medium", **rules: Any) -> None:
         self.board = make_board(board, **rules)
-        b = self.board
-        n = b.squares
-        # tilt_squares with the off-board pairs pointing at square n (read as "occupied").
-        tilt = np.full((n, 4, 2), n, dtype=np.int32)
-        neighbours = np.full((n, 4), n, dtype=np.int32)
-        for square in range(n):
-            r, c = divmod(square, b.cols)
-            for direction, pair in enumerate(b.tilt_squares[square]):
-                if pair is not None:
-                    tilt[square, direction] = pair
-                dr, dc = DIRECTION_STEPS[direction]
-                if 0 <= r + dr < b.rows and 0 <= c + dc < b.cols:
-                    neighbours[square, direction] = (r + dr) * b.cols + c + dc
-        self._tilt = tilt
-        self._neighbours = neighbours
-        self._index_dtype = index_dtype(b)
+        n = self.board.squares
+        # The core's tables (Board.arrays), with "off the board" (-1) as square n: an index
+        # that jnp.take(mode="fill") reads as occupied and .at[...](mode="drop") skips, where
+        # -1 would wrap round to the last square.
+        arrays = self.board.arrays
+        self._tilt = np.where(arrays.tilt_squares < 0, n, arrays.tilt_squares).astype(np.int32)
+        self._neighbours = np.where(arrays.neighbours < 0, n, arrays.neighbours).astype(np.int32)
+        self._index_dtype = index_dtype(self.board)
 
     # ------------------------------------------------------------------ Pgx's Env surface
     @property
@@ -251,7 +264,7 @@ class Carnac:
         ``key`` is accepted for Pgx compatibility and unused (the start is deterministic).
         """
         n = self.board.squares
-        mask = jnp.concatenate([jnp.ones(4 * n, dtype=jnp.bool_), jnp.zeros(5, dtype=jnp.bool_)])
+        mask = jnp.concatenate([jnp.ones(tilt_base(n), dtype=jnp.bool_), jnp.zeros(5, dtype=jnp.bool_)])
         state = State(
             current_player=jnp.int32(0),
             observation=jnp.zeros(self.observation_shape, dtype=jnp.int8),
@@ -314,24 +327,25 @@ class Carnac:
         n = self.board.squares
         squares = jnp.arange(n)
         cells, kinds = state._cells, state._kinds
-        own, opponent = (player + 1).astype(jnp.int8), (2 - player).astype(jnp.int8)
+        own, opponent = (player + RED).astype(jnp.int8), (WHITE - player).astype(jnp.int8)
         active = (state._pending >= 0) & ~state.terminated
         targets = jnp.asarray(self._tilt)[jnp.maximum(state._pending, 0)].reshape(8)  # 2 squares per direction
-        open_tilts = jnp.repeat(state.legal_action_mask[4 * n : 4 * n + 4] & active, 2)  # legal tilts
+        base = tilt_base(n)
+        open_tilts = jnp.repeat(state.legal_action_mask[base : base + 4] & active, 2)  # legal tilts
         shows = state._pending_colours[jnp.array([0, 0, 1, 1, 0, 0, 1, 1])]  # colour of each target
         no_tilt = jnp.zeros(n, dtype=jnp.int8)
-        planes = [
-            cells == own,
-            cells == opponent,
-            kinds == STANDING,
-            kinds == LYING,
-            active & (squares == state._pending),
-            no_tilt.at[targets].max((open_tilts & (shows == own)).astype(jnp.int8), mode="drop"),
-            no_tilt.at[targets].max((open_tilts & (shows == opponent)).astype(jnp.int8), mode="drop"),
-            jnp.broadcast_to(~state.terminated & (state.current_player == player), (n,)),
-            jnp.broadcast_to(state._supply, (n,)),
-        ]
-        obs = jax.lax.stop_gradient(jnp.stack([p.astype(jnp.int8) for p in planes], axis=-1))
+        planes = {
+            OWN: cells == own,
+            OPPONENT: cells == opponent,
+            STANDING_PLANE: kinds == STANDING,
+            LYING_PLANE: kinds == LYING,
+            AWAITING: active & (squares == state._pending),
+            TILT_OWN: no_tilt.at[targets].max((open_tilts & (shows == own)).astype(jnp.int8), mode="drop"),
+            TILT_OPPONENT: no_tilt.at[targets].max((open_tilts & (shows == opponent)).astype(jnp.int8), mode="drop"),
+            TO_ACT: jnp.broadcast_to(~state.terminated & (state.current_player == player), (n,)),
+            SUPPLY: jnp.broadcast_to(state._supply, (n,)),
+        }
+        obs = jax.lax.stop_gradient(jnp.stack([planes[p].astype(jnp.int8) for p in range(NUM_PLANES)], axis=-1))
         return obs.reshape(self.observation_shape)
 
     def from_core(self, game: GameState) -> State:
@@ -351,21 +365,21 @@ class Carnac:
         fields do not: :meth:`step` keeps the old ones)."""
         board = self.board
         n = board.squares
-        base = 4 * n
+        base = tilt_base(n)
         squares = jnp.arange(n)
         tilt = jnp.asarray(self._tilt)
         mover = state.current_player
         is_place = play & (action < base)
         is_tilt = play & (action >= base) & (action < base + 4)
-        is_decline = play & (action == base + 4)
+        is_decline = play & (action == decline_number(n))
 
         # place: the square, and the colours the orientation gives (see core.actions.tilt_colours)
-        square = jnp.where(is_place, action >> 2, 0)
-        orientation = action & 3
-        own, other = mover + 1, 2 - mover
-        top = jnp.where(orientation & 1, other, own)
-        under = 3 - top
-        ew_shows_top = (orientation & 2) != 0
+        square = jnp.where(is_place, place_square(action), 0)
+        orientation = place_orientation(action)
+        own, other = mover + RED, WHITE - mover
+        top = jnp.where(orientation & OPPONENT_ON_TOP, other, own)
+        under = RED + WHITE - top
+        ew_shows_top = (orientation & EAST_WEST_SHOWS_TOP) != 0
         north_south = jnp.where(ew_shows_top, under, top)
         east_west = jnp.where(ew_shows_top, top, under)
 
@@ -410,7 +424,7 @@ class Carnac:
         outcome = self._outcome(balance)
         rewards = jnp.where(ended, jnp.stack([outcome, -outcome]), 0).astype(jnp.float32)
 
-        place_mask = jnp.repeat(kinds == EMPTY, 4) & ~respond
+        place_mask = jnp.repeat(kinds == EMPTY, ORIENTATIONS) & ~respond
         mask = jnp.concatenate([place_mask, open_tilts & respond, respond[None]]) | ended
         return state.replace(
             current_player=next_player.astype(jnp.int32),
@@ -455,7 +469,7 @@ class Carnac:
         change = (do & (sizes == new_size)).astype(jnp.int32) - jnp.sum(
             joins[:, None] & (sizes[None, :] == joined_size[:, None]), axis=0, dtype=jnp.int32
         )
-        change = jnp.where(sizes >= self.board.min_dolmen, change * jnp.where(colour == 1, 1, -1), 0)
+        change = jnp.where(sizes >= self.board.min_dolmen, change * jnp.where(colour == RED, 1, -1), 0)
         return label, size, (state._dolmen_balance + change).astype(state._dolmen_balance.dtype)
 
     def _outcome(self, balance: Array) -> Array:
@@ -490,7 +504,7 @@ def from_core(game: GameState) -> State:
     label = np.full(n, -1, dtype=dtype)
     size = np.zeros(n, dtype=dtype)
     balance = np.zeros(n + 1, dtype=dtype)
-    for colour, sign in ((1, 1), (2, -1)):
+    for colour, sign in ((RED, 1), (WHITE, -1)):
         for group in groups(board, final, colour):
             label[group] = group[0]
             size[group[0]] = len(group)

@@ -33,7 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env.aec import raw_env
-from carnac_env.core.actions import decode, orientation_for, tilt_colours
+from carnac_env.core.actions import (
+    decline_action,
+    decode,
+    orientation_for,
+    place_action,
+    tilt_action,
+    tilt_colours,
+)
 from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
 from carnac_env.core.game import LYING, OVER, PLACE, PLAYER_NAMES, RESPOND, GameState
 from carnac_env.core.notation import COLOUR_LETTERS, action_to_text, square_name
@@ -237,7 +244,7 @@ class GuiController:
         if state.phase == RESPOND:
             for direction, (first, second, _) in state.tilt_targets().items():
                 if square in (first, second):
-                    return self._play(self.board.squares * 4 + direction)
+                    return self._play(tilt_action(self.board, direction))
             self.message = "Click a dashed slab to tilt there, or press Decline."
             return None
         if self.tentative is not None and square == self.tentative[0]:
@@ -268,13 +275,13 @@ class GuiController:
             return None
         if name == "place" and state.phase == PLACE and self.tentative is not None:
             square, orientation = self.tentative
-            return self._play(square * 4 + orientation)
+            return self._play(place_action(self.board, square, orientation))
         if name == "decline" and state.phase == RESPOND:
-            return self._play(self.board.squares * 4 + 4)
+            return self._play(decline_action(self.board))
         if name.startswith("tilt ") and state.phase == RESPOND:
             direction = "NESW".index(name[-1])
             if direction in state.tilt_targets():
-                return self._play(self.board.squares * 4 + direction)
+                return self._play(tilt_action(self.board, direction))
             self.message = f"The megalith cannot tilt {DIRECTION_NAMES[direction]}."
             return None
         if name in ("flip", "turn") and self.tentative is not None:
