@@ -1,4 +1,4 @@
-"""The ``carnac`` command: ``arena``, ``evaluate``, ``play`` and ``replay``.
+"""The ``carnac`` command: ``arena``, ``evaluate``, ``play``, ``replay`` and ``train``.
 
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
@@ -6,6 +6,7 @@
     carnac evaluate SPEC --board medium [--panel medium-v1] [--games N] [--seed S] [--workers W] [--out DIR]
     carnac play --board medium --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH | --html PATH]
+    carnac train --board small --out DIR          # AlphaZero-style training (the train extra)
 
 Without the console script installed, run ``python -m carnac_env.cli``. Every user
 mistake prints one line starting with ``carnac: error:`` and exits with status 2.
@@ -47,8 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     from carnac_env.core.boards import BOARDS
 
     boards = ", ".join(BOARDS)
-    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play and replay.")
-    sub = parser.add_subparsers(dest="command", metavar="{arena,evaluate,play,replay}")
+    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
+    sub = parser.add_subparsers(dest="command", metavar="{arena,evaluate,play,replay,train}")
     sub.required = True
 
     arena = sub.add_parser(
@@ -138,7 +139,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+
+    train = sub.add_parser(
+        "train",
+        help="AlphaZero-style training of the az agent (needs the train extra)",
+        description="Self-play training of a policy-value network for the az agent on the batched "
+        "engine: a greedy bootstrap, then PUCT self-play. Writes OUT/checkpoint.pt, OUT/model.npz, "
+        "OUT/best.npz and the learning curve; run the same command again to resume. See docs/training.md.",
+    )
+    from carnac_env.train.cli import add_arguments as add_train_arguments
+
+    add_train_arguments(train)
     return parser
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """``carnac train``: the trainer's own command line (carnac_env.train.cli)."""
+    from carnac_env.train.cli import main as train_main
+
+    return train_main(args)
 
 
 # --------------------------------------------------------------------------- arena
@@ -420,7 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``carnac`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"arena": cmd_arena, "evaluate": cmd_evaluate, "play": cmd_play, "replay": cmd_replay}
+    handlers = {
+        "arena": cmd_arena,
+        "evaluate": cmd_evaluate,
+        "play": cmd_play,
+        "replay": cmd_replay,
+        "train": cmd_train,
+    }
     try:
         return handlers[args.command](args)
     except CarnacError as err:

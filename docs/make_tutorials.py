@@ -39,9 +39,9 @@ HERE = Path(__file__).resolve().parent
 TUTORIALS = HERE / "tutorials"
 NOTEBOOKS = TUTORIALS / "notebooks"
 #: the pages that train networks: run with CI's tiny budgets when recording their outputs
-TRAINING = {"train-maskable-ppo.md", "self-play.md"}
+TRAINING = {"train-maskable-ppo.md", "self-play.md", "alphazero.md"}
 #: the order of the pages (the course)
-ORDER = ["play-by-hand.md", "write-an-agent.md", "train-maskable-ppo.md", "self-play.md"]
+ORDER = ["play-by-hand.md", "write-an-agent.md", "train-maskable-ppo.md", "self-play.md", "alphazero.md"]
 
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*\n?", re.M | re.S

@@ -32,6 +32,7 @@ NEEDS = {
     "write-an-agent.md": [],
     "train-maskable-ppo.md": ["torch", "sb3_contrib"],
     "self-play.md": ["torch"],
+    "alphazero.md": ["torch"],
 }
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S
@@ -94,7 +95,7 @@ def test_block_extraction():
 
 
 #: the tutorials that train networks (a minute or two each, even with smoke budgets)
-SLOW = {"train-maskable-ppo.md", "self-play.md"}
+SLOW = {"train-maskable-ppo.md", "self-play.md", "alphazero.md"}
 
 
 def _make_tutorials():

@@ -23,6 +23,8 @@ from carnac_env.agents.greedy import GreedyAgent, evaluate
 from carnac_env.agents.mcts import MCTSAgent
 from carnac_env.agents.random_agent import RandomAgent
 
+from carnac_env.agents import az as _az  # noqa: F401  # isort: skip  (registers "az", after the others)
+
 __all__ = [
     "Agent",
     "FunctionAgent",

@@ -1,0 +1,350 @@
+"""The ``az`` agent: numpy network, model files, PUCT backups with Carnac's turn order, play."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from _frameworks import require
+
+from carnac_env.agents import make
+from carnac_env.agents.az import (
+    AZAgent,
+    Node,
+    PolicyValueNet,
+    backup,
+    best_action,
+    parameter_shapes,
+    run_search,
+    shipped_models,
+)
+from carnac_env.core.boards import BOARDS, make_board
+from carnac_env.core.game import OVER, PLACE, RESPOND, GameState
+from carnac_env.core.observation import observation_planes
+from carnac_env.errors import CarnacError
+
+
+def random_net(board_name: str = "petit_menec", channels: int = 8, blocks: int = 1, hidden: int = 8, seed: int = 0):
+    """A numpy network with random weights for ``board_name`` (no PyTorch needed)."""
+    board = make_board(board_name)
+    rng = np.random.default_rng(seed)
+    params = {
+        name: (rng.standard_normal(shape) * 0.3).astype(np.float32)
+        for name, shape in parameter_shapes(channels, blocks, hidden).items()
+    }
+    header = {
+        "board": {
+            "name": board.name,
+            "rows": board.rows,
+            "cols": board.cols,
+            "megaliths": board.megaliths,
+            "min_dolmen": board.min_dolmen,
+            "last_tilt": board.last_tilt,
+        },
+        "architecture": {"channels": channels, "blocks": blocks, "hidden": hidden},
+    }
+    return PolicyValueNet(header, params)
+
+
+def play_game(first, second, board: str) -> list[int]:
+    """A whole game on the core; ``apply`` rejects any illegal action."""
+    state = GameState(board)
+    agents = [first, second]
+    actions = []
+    while not state.is_over:
+        action = agents[state.to_act].choose(state)
+        assert action in state.legal_actions()
+        state.apply(action)
+        actions.append(action)
+    return actions
+
+
+# ---------------------------------------------------------------- the network and its files
+def test_forward_shapes_and_ranges():
+    net = random_net("small")
+    state = GameState("small")
+    state.apply(4 * 12)
+    obs = np.stack([observation_planes(state, state.to_act), observation_planes(GameState("small"), 0)])
+    logits, values = net.forward(obs)
+    assert logits.shape == (2, make_board("small").num_actions)
+    assert values.shape == (2,)
+    assert np.all(np.abs(values) <= 1)
+    priors, values2 = net.evaluate([state])
+    assert len(priors[0]) == len(state.legal_actions())
+    assert priors[0].sum() == pytest.approx(1.0)
+    assert values2[0] == pytest.approx(values[0])
+
+
+def test_model_round_trip(tmp_path):
+    net = random_net("small", channels=6, blocks=2, hidden=5, seed=3)
+    net.header["training"] = {"note": "test"}
+    path = tmp_path / "m.npz"
+    net.save(path)
+    again = PolicyValueNet.load(path)
+    assert again.header == net.header
+    assert again.header["format"] == "carnac-az" and again.header["version"] == 1
+    for name, value in net.params.items():
+        np.testing.assert_array_equal(again.params[name], value)
+    obs = np.stack([observation_planes(GameState("small"), 0)])
+    np.testing.assert_array_equal(again.forward(obs)[0], net.forward(obs)[0])
+    assert not (tmp_path / "m.npz.tmp").exists()
+
+
+def test_bad_model_files_name_the_file(tmp_path):
+    missing = tmp_path / "nope.npz"
+    with pytest.raises(CarnacError, match=r"nope\.npz"):
+        PolicyValueNet.load(missing)
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip at all")
+    with pytest.raises(CarnacError, match=r"garbage\.npz.*not a readable"):
+        PolicyValueNet.load(garbage)
+    headerless = tmp_path / "headerless.npz"
+    np.savez(headerless, x=np.zeros(3))
+    with pytest.raises(CarnacError, match=r"headerless\.npz.*no JSON header"):
+        PolicyValueNet.load(headerless)
+    net = random_net()
+    for field, value, message in (("format", "other", "format 'other'"), ("version", 99, "version 99")):
+        path = tmp_path / f"bad-{field}.npz"
+        header = dict(net.header, **{field: value})
+        np.savez(path, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **net.params)
+        with pytest.raises(CarnacError, match=f"bad-{field}.npz.*{message}"):
+            PolicyValueNet.load(path)
+    misshapen = tmp_path / "misshapen.npz"
+    params = dict(net.params, **{"stem.bias": np.zeros(3, dtype=np.float32)})
+    np.savez(misshapen, __header__=np.frombuffer(json.dumps(net.header).encode(), dtype=np.uint8), **params)
+    with pytest.raises(CarnacError, match=r"misshapen.npz.*stem.bias has shape \(3,\), expected \(8,\)"):
+        PolicyValueNet.load(misshapen)
+
+
+def test_model_for_another_board_is_refused(tmp_path):
+    path = tmp_path / "petit.npz"
+    random_net("petit_menec").save(path)
+    agent = make(f"az:model={path}:sims=2")
+    with pytest.raises(CarnacError, match=r"petit.npz.*trained on board 'petit_menec'.*'small'"):
+        agent.choose(GameState("small"))
+    with pytest.raises(CarnacError, match="neither a file nor a shipped model"):
+        make(f"az:model={tmp_path / 'absent.npz'}")
+
+
+def test_numpy_inference_equals_torch():
+    torch = require("torch")
+    from carnac_env.batch import BatchGame
+    from carnac_env.train.model import build, to_numpy
+
+    for name in ("petit_menec", "small"):
+        board = make_board(name)
+        torch.manual_seed(1)
+        net = build({"channels": 16, "blocks": 2, "hidden": 12}, board)
+        games = BatchGame(board, num_envs=32, seed=2)
+        step = games.reset()
+        observations = []
+        for _ in range(25):
+            step = games.step(games.sample_actions())
+            observations.append(step.observation)
+        obs = np.concatenate(observations)
+        assert obs[..., 4].any()  # pending megaliths included
+        with torch.no_grad():
+            logits, values = net(torch.from_numpy(obs))
+        np_logits, np_values = to_numpy(net, board).forward(obs)
+        np.testing.assert_allclose(np_logits, logits.numpy(), atol=1e-5)
+        np.testing.assert_allclose(np_values, values.numpy(), atol=1e-5)
+
+
+def test_playing_does_not_import_torch(tmp_path):
+    path = tmp_path / "m.npz"
+    random_net().save(path)
+    code = (
+        "import sys\n"
+        "from carnac_env.agents import make\n"
+        "from carnac_env.core.game import GameState\n"
+        f"agent = make('az:sims=4:model={path}')\n"
+        "state = GameState('petit_menec')\n"
+        "state.apply(agent.choose(state))\n"
+        "assert 'torch' not in sys.modules and 'jax' not in sys.modules, sorted(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------- backups and turn order
+def tiltable_respond_position() -> GameState:
+    """Red has placed in the middle of an empty petit_menec board: White to tilt or decline."""
+    state = GameState("petit_menec")
+    state.apply((2 * 6 + 2) * 4)
+    assert state.phase == RESPOND and state.to_act == 1
+    return state
+
+
+def test_backup_keeps_the_sign_when_the_same_player_acts_again():
+    root = Node(tiltable_respond_position())
+    base = 36 * 4
+    tilt = root.actions.index(base + 1)  # tilt east: White tilts, then White places
+    decline = root.actions.index(base + 4)  # decline: Red places again
+    after_tilt = root.child(tilt)
+    assert after_tilt.player == 1 and after_tilt.state.phase == PLACE
+    after_decline = root.child(decline)
+    assert after_decline.player == 0 and after_decline.state.phase == PLACE
+
+    backup([(root, tilt)], after_tilt, 0.3)  # +0.3 for White, who acts at both nodes
+    assert root.w[tilt] == pytest.approx(0.3)
+    backup([(root, decline)], after_decline, 0.3)  # +0.3 for Red is -0.3 for White
+    assert root.w[decline] == pytest.approx(-0.3)
+
+    # White tilts, White places, then Red acts: the sign flips once, between White and Red
+    place = after_tilt.actions[0]
+    grandchild = after_tilt.child(0)
+    assert grandchild.player == 0, place
+    backup([(root, tilt), (after_tilt, 0)], grandchild, 0.8)
+    assert after_tilt.w[0] == pytest.approx(-0.8)
+    assert root.w[tilt] == pytest.approx(0.3 - 0.8)
+    assert root.n[tilt] == 2 and root.visits == 3 and after_tilt.visits == 1
+
+
+def test_backup_through_a_decline_chain():
+    # White declines, Red places again (Red twice in a row), White declines again
+    root = Node(tiltable_respond_position())
+    decline = root.actions.index(36 * 4 + 4)
+    red = root.child(decline)
+    red_place = red.actions.index((0 * 6 + 0) * 4)  # a corner: can it be tilted? either way fine
+    white = red.child(red_place)
+    path = [(root, decline), (red, red_place)]
+    backup(path, white, 0.5)  # the leaf's value is for its player to act
+    leaf_player = white.player
+    expected_red = 0.5 if leaf_player == 0 else -0.5
+    assert red.w[red_place] == pytest.approx(expected_red)
+    assert root.w[decline] == pytest.approx(-expected_red)  # root is White's node
+
+
+def zero_evaluator(states):
+    """Uniform priors and value 0: the search can only learn from finished games."""
+    return [np.full(len(s.legal_actions()), 1.0 / len(s.legal_actions())) for s in states], np.zeros(len(states))
+
+
+def find_deciding_position(seed: int) -> tuple[GameState, set[int], set[int]]:
+    """A position where some legal action ends the game with a win for the player to act and
+    some other does not; with the sets of winning and of other actions."""
+    rng = random.Random(seed)
+    for _ in range(300):
+        state = GameState("petit_menec")
+        while not state.is_over:
+            wins, others = set(), set()
+            for action in state.legal_actions():
+                after = state.copy()
+                after.apply_unchecked(action)
+                if after.phase == OVER and after.result().winner == state.to_act:
+                    wins.add(action)
+                else:
+                    others.add(action)
+            if wins and others:
+                return state, wins, others
+            state.apply(rng.choice(state.legal_actions()))
+    raise AssertionError("no deciding position found")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_search_finds_the_winning_end(seed):
+    state, wins, _ = find_deciding_position(seed)
+    root = Node(state)
+    run_search([root], zero_evaluator, sims=max(200, 3 * len(root.actions)), c=1.5)
+    assert best_action(root) in wins
+    chosen = root.actions.index(best_action(root))
+    assert root.w[chosen] / root.n[chosen] == pytest.approx(1.0)
+
+
+def test_batched_search_equals_single_searches():
+    net = random_net("petit_menec", seed=5)
+    rng = random.Random(4)
+    states = []
+    for _ in range(3):
+        state = GameState("petit_menec")
+        for _ in range(rng.randrange(1, 12)):
+            state.apply(rng.choice(state.legal_actions()))
+        states.append(state)
+    together = [Node(s.copy()) for s in states]
+    run_search(together, net.evaluate, sims=20)
+    for state, root in zip(states, together):
+        alone = Node(state.copy())
+        run_search([alone], net.evaluate, sims=20)
+        np.testing.assert_array_equal(alone.n, root.n)
+        np.testing.assert_allclose(alone.w, root.w, atol=1e-6)
+
+
+# ---------------------------------------------------------------- the agent
+def test_spec_options():
+    agent = make("az:sims=0:c=2")
+    assert isinstance(agent, AZAgent) and agent.sims == 0 and agent.c == 2.0
+    assert make(agent.spec).spec == agent.spec
+    with pytest.raises(CarnacError, match="sims=-1"):
+        make("az:sims=-1")
+    with pytest.raises(CarnacError, match="has no option 'depth'"):
+        make("az:depth=3")
+
+
+def test_raw_policy_is_the_best_legal_logit(tmp_path):
+    path = tmp_path / "m.npz"
+    net = random_net("petit_menec", seed=7)
+    net.save(path)
+    agent = make(f"az:sims=0:model={path}")
+    state = tiltable_respond_position()
+    logits, _ = net.forward(observation_planes(state, state.to_act)[None])
+    legal = state.legal_actions()
+    assert agent.choose(state) == legal[int(np.argmax(logits[0, legal]))]
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_legal_and_deterministic_on_every_board(board, tmp_path):
+    path = tmp_path / f"{board}.npz"
+    random_net(board, seed=11).save(path)
+    spec = f"az:sims=3:model={path}"
+    first = play_game(make(spec, seed=1), make("random", seed=2), board)
+    again = play_game(make(spec, seed=9), make("random", seed=2), board)
+    assert first == again  # the agent uses no randomness: the seed does not matter
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_default_model_plays_every_board(board):
+    if not shipped_models():
+        pytest.skip("no shipped models in this checkout")
+    actions = play_game(make("az:sims=2"), make("greedy", seed=0), board)
+    assert actions == play_game(make("az:sims=2"), make("greedy", seed=0), board)
+
+
+@pytest.mark.parametrize("name", sorted(shipped_models()) or ["none"])
+def test_shipped_models_load_and_play(name):
+    if name == "none":
+        pytest.skip("no shipped models in this checkout")
+    path = shipped_models()[name]
+    net = PolicyValueNet.load(path)
+    assert net.board_name == name
+    assert path.stat().st_size < 5_000_000
+    card = path.with_suffix(".json")
+    assert card.exists(), f"{path.name} needs its model card {card.name}"
+    assert json.loads(card.read_text())["board"] == name
+    play_game(make(f"az:sims=8:model={name}"), make("az:sims=0"), name)
+
+
+def test_works_through_the_aec_env(tmp_path):
+    import carnac_env
+
+    path = tmp_path / "m.npz"
+    random_net().save(path)
+    env = carnac_env.raw_env(board="petit_menec")
+    env.reset(seed=0)
+    agent = make(f"az:sims=4:model={path}")
+    action = agent.act(env)
+    assert action in env.unwrapped.game.legal_actions()
+
+
+def test_train_command_without_torch_says_what_to_install(tmp_path):
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None  # as if PyTorch were not installed\n"
+        "from carnac_env.train.cli import run\n"
+        f"raise SystemExit(run(['--out', {str(tmp_path / 'run')!r}, '--iterations', '1']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "needs PyTorch" in proc.stderr and "carnac-env[train]" in proc.stderr
