@@ -1,8 +1,9 @@
-"""The ``carnac`` command: ``arena``, ``play``, ``replay`` and ``train``.
+"""The ``carnac`` command: ``arena``, ``evaluate``, ``play``, ``replay`` and ``train``.
 
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
     carnac arena ... --ray [ADDRESS]              # the games as Ray tasks (the ray extra)
+    carnac evaluate SPEC --board medium [--panel medium-v1] [--games N] [--seed S] [--workers W] [--out DIR]
     carnac play --board medium --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH | --html PATH]
     carnac train --board small --out DIR          # AlphaZero-style training (the train extra)
@@ -47,8 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     from carnac_env.core.boards import BOARDS
 
     boards = ", ".join(BOARDS)
-    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, play, replay and train.")
-    sub = parser.add_subparsers(dest="command", metavar="{arena,play,replay,train}")
+    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
+    sub = parser.add_subparsers(dest="command", metavar="{arena,evaluate,play,replay,train}")
     sub.required = True
 
     arena = sub.add_parser(
@@ -81,6 +82,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="play the games as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
         "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md)",
+    )
+
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="rate an agent against a fixed reference panel",
+        description="Play an agent against a versioned reference panel (seats alternating, published default "
+        "games and seed) and rate it on the panel's fixed scale (random = 0). Writes OUT/card.json, "
+        "OUT/games.jsonl and OUT/arena.json; run the same command again to resume. See docs/evaluating.md.",
+    )
+    evaluate.add_argument("spec", help="the agent's spec, e.g. greedy, mcts:sims=400 or mypkg.mod.MyAgent")
+    evaluate.add_argument("--board", default="medium", help=f"board name ({boards}); default medium")
+    evaluate.add_argument(
+        "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file; default: the newest for --board"
+    )
+    evaluate.add_argument("--games", type=_positive, default=None, help="games per panel member (default: the panel's)")
+    evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
+    evaluate.add_argument(
+        "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
+    )
+    evaluate.add_argument("--out", default="carnac-evaluate", help="output folder (default carnac-evaluate)")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    evaluate.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS", help="play the games as Ray tasks, as arena"
     )
 
     play = sub.add_parser(
@@ -150,6 +174,31 @@ def cmd_arena(args: argparse.Namespace) -> int:
             games=args.games,
             seed=args.seed,
             workers=args.workers,
+            progress=not args.no_progress,
+            ray=args.ray,
+        )
+    except KeyboardInterrupt as stop:
+        from carnac_env.arena import ArenaTerminated
+
+        print("\ninterrupted; run the same command again to resume (finished games are kept)", file=sys.stderr)
+        return 143 if isinstance(stop, ArenaTerminated) else 130
+    return 0
+
+
+# --------------------------------------------------------------------------- evaluate
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Evaluate an agent against a reference panel and print its card."""
+    from carnac_env.evaluate import evaluate
+
+    try:
+        evaluate(
+            args.spec,
+            board=args.board,
+            panel=args.panel,
+            games=args.games,
+            seed=args.seed,
+            workers=args.workers,
+            out=args.out,
             progress=not args.no_progress,
             ray=args.ray,
         )
@@ -390,7 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``carnac`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"arena": cmd_arena, "play": cmd_play, "replay": cmd_replay, "train": cmd_train}
+    handlers = {
+        "arena": cmd_arena,
+        "evaluate": cmd_evaluate,
+        "play": cmd_play,
+        "replay": cmd_replay,
+        "train": cmd_train,
+    }
     try:
         return handlers[args.command](args)
     except CarnacError as err:

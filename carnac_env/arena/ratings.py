@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from carnac_env.errors import CarnacError
+
 #: Elo points per unit of Bradley-Terry strength (natural log odds).
 ELO_PER_UNIT = 400.0 / math.log(10.0)
 #: Bootstrap resamples for the rating intervals.
@@ -54,7 +56,11 @@ def _fit(wins: Any) -> Any:
 
 
 def bradley_terry(
-    agents: list[str], pairs: list[dict[str, Any]], seed: int = 0, resamples: int = BOOTSTRAP
+    agents: list[str],
+    pairs: list[dict[str, Any]],
+    seed: int = 0,
+    resamples: int = BOOTSTRAP,
+    anchor: str | None = None,
 ) -> dict[str, dict[str, float]]:
     """Elo-scaled Bradley-Terry ratings with 95% bootstrap intervals.
 
@@ -64,6 +70,10 @@ def bradley_terry(
     (400 / ln 10 per unit). The interval is the 2.5 and 97.5 percentiles over ``resamples``
     refits on a parametric bootstrap (seeded by ``seed``): each pair's games drawn again from
     the fitted model, with draws at the pair's observed rate.
+
+    With ``anchor`` (one of ``agents``) the scale is pinned there instead of at the mean:
+    the fit and every bootstrap refit are shifted so that the anchor is at 0, which makes
+    each interval that of the agent's gap to the anchor (the anchor's own is ``[0, 0]``).
     """
     import numpy as np
 
@@ -78,8 +88,11 @@ def bradley_terry(
         return wins
 
     base = [(index[p["a"]], index[p["b"]], p["wins_a"], p["wins_b"], p["draws"]) for p in pairs]
+    if anchor is not None and anchor not in index:
+        raise CarnacError(f"the anchor {anchor!r} is not one of the agents {agents}")
+    origin = (lambda fit: fit[index[anchor]]) if anchor is not None else (lambda fit: 0.0)
     fitted = _fit(matrix(base))
-    theta = fitted * ELO_PER_UNIT
+    theta = (fitted - origin(fitted)) * ELO_PER_UNIT
     rng = np.random.default_rng(seed)
     samples = []
     for _ in range(resamples):
@@ -95,11 +108,90 @@ def bradley_terry(
             else:
                 wa2 = wb2 = d2 = 0
             rows.append((i, j, wa2, wb2, d2))
-        samples.append(_fit(matrix(rows)) * ELO_PER_UNIT)
+        refit = _fit(matrix(rows))
+        samples.append((refit - origin(refit)) * ELO_PER_UNIT)
     low, high = np.percentile(np.array(samples), [2.5, 97.5], axis=0) if samples else (theta, theta)
     return {
         name: {"elo": _tidy(theta[i]), "ci_low": _tidy(low[i]), "ci_high": _tidy(high[i])} for name, i in index.items()
     }
+
+
+#: How far the log-likelihood drops at the ends of a 95% likelihood-ratio interval: half the
+#: 95% quantile of the chi-square distribution with one degree of freedom (3.8415 / 2).
+LIKELIHOOD_DROP_95 = 1.920729410347062
+
+
+def fit_against_anchors(records: Iterable[tuple[float, float, float, float]]) -> dict[str, float]:
+    """One agent's Elo against opponents whose ratings are held fixed, with a 95% interval.
+
+    ``records`` holds ``(opponent_elo, wins, draws, losses)`` for each opponent, from the
+    agent's side. The model and conventions are :func:`bradley_terry`'s: the agent beats an
+    opponent rated ``r`` with probability ``1 / (1 + 10 ** ((r - x) / 400))``, a draw counts as
+    half a win for each side, and every opponent adds ``PRIOR_DRAWS`` virtual draw(s). Only
+    ``x`` is fitted (the maximum of the concave log-likelihood, by bisection on its slope),
+    so against a single opponent rated 0 a record of ``w`` wins and ``l`` losses gives
+    ``400 * log10((w + 0.5) / (l + 0.5))``. The interval is the likelihood-ratio one: the
+    ratings where the log-likelihood is ``LIKELIHOOD_DROP_95`` below its maximum. It
+    reflects the agent's games only; the opponents' ratings define the scale.
+
+    Returns:
+        ``{"elo", "ci_low", "ci_high"}``, rounded to one decimal.
+
+    Raises:
+        CarnacError: no opponents, or a count that is negative or not a finite number.
+    """
+    rows = []
+    for row in records:
+        elo, wins, draws, losses = (float(v) for v in row)
+        if not all(math.isfinite(v) for v in (elo, wins, draws, losses)) or min(wins, draws, losses) < 0:
+            raise CarnacError(f"a record must be (opponent elo, wins, draws, losses) with counts >= 0, got {row!r}")
+        rows.append((elo, wins + 0.5 * (draws + PRIOR_DRAWS), losses + 0.5 * (draws + PRIOR_DRAWS)))
+    if not rows:
+        raise CarnacError("fitting a rating against fixed opponents needs at least one opponent")
+
+    def loglik(x: float) -> float:
+        # log p(win) = -softplus((r - x) / s) and log p(loss) = -softplus((x - r) / s)
+        return -sum(w * _softplus((r - x) / ELO_PER_UNIT) + lo * _softplus((x - r) / ELO_PER_UNIT) for r, w, lo in rows)
+
+    def slope(x: float) -> float:
+        return sum(w - (w + lo) / (1.0 + math.exp((r - x) / ELO_PER_UNIT)) for r, w, lo in rows)
+
+    low = min(r for r, _, _ in rows) - 400.0
+    high = max(r for r, _, _ in rows) + 400.0
+    while slope(low) <= 0:
+        low -= high - low
+    while slope(high) >= 0:
+        high += high - low
+    best = _bisect(lambda x: slope(x) > 0, low, high)
+    target = loglik(best) - LIKELIHOOD_DROP_95
+    step = 400.0
+    while loglik(best - step) > target:
+        step *= 2
+    ci_low = _bisect(lambda x: loglik(x) <= target, best - step, best)
+    step = 400.0
+    while loglik(best + step) > target:
+        step *= 2
+    ci_high = _bisect(lambda x: loglik(x) > target, best, best + step)
+    return {"elo": _tidy(best), "ci_low": _tidy(ci_low), "ci_high": _tidy(ci_high)}
+
+
+def _softplus(z: float) -> float:
+    """``log(1 + e**z)`` without overflow."""
+    return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
+
+
+def _bisect(left_of: Any, low: float, high: float) -> float:
+    """The boundary in ``[low, high]`` between the points where ``left_of`` holds (below)
+    and those where it does not (above), to within floating point."""
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if left_of(middle):
+            low = middle
+        else:
+            high = middle
+    return 0.5 * (low + high)
 
 
 def _tidy(value: float) -> float:

@@ -65,28 +65,57 @@ def run_arena(
     if ray is not None:
         import_ray()
         check_address(ray)
-    bar_class = _progress_bar_class() if progress else None
+    bar_class = progress_bar_class() if progress else None
     for spec in settings.agents:
         make(spec)  # fail early on a bad spec
     store = ArenaStore(out)
-    stored = settings.to_dict(__version__)
-    store.check_settings(stored)
     planned = schedule(settings.agents, settings.games, settings.seed)
-    done = store.load_games({g.key: g for g in planned}, settings.board)
+    lines = play_schedule(
+        store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class, echo=echo
+    )
+    return _finish(store, settings, lines, echo)
+
+
+def play_schedule(
+    store: ArenaStore,
+    stored: dict[str, Any],
+    board: Board,
+    planned: list[ArenaGame],
+    workers: int,
+    ray: str | None,
+    bar_class: Any = None,
+    desc: str = "arena",
+    echo: Callable[[str], None] | None = None,
+) -> list[str]:
+    """Play the games of ``planned`` that ``store`` lacks and return every game's line, in
+    ``planned``'s order; the shared middle of :func:`run_arena` and of
+    :func:`carnac_env.evaluate.evaluate`.
+
+    ``stored`` (the settings for ``arena.json``) is checked against the folder first, the
+    stored games are checked and kept, and each new game is appended as it finishes.
+    ``bar_class`` (tqdm, or None for no bar) shows the progress under ``desc``; ``echo``
+    (if given) is told when there is nothing left to play.
+
+    Raises:
+        CarnacError: as :func:`run_arena`, before any game is played.
+        KeyboardInterrupt: Ctrl-C or SIGTERM; the finished games stay in ``games.jsonl``.
+    """
+    store.check_settings(stored)
+    done = store.load_games({g.key: g for g in planned}, board)
     todo = [g for g in planned if g.key not in done]
-    if not todo:
+    if not todo and echo is not None:
         echo(f"all {len(planned)} games already played in {store.games_path}; nothing new to play")
-    with sigterm_as_interrupt(), _finished_games(settings.board, todo, workers, ray) as finished:
+    with sigterm_as_interrupt(), _finished_games(board, todo, workers, ray) as finished:
         store.write_settings(stored)
         bar = None
         if bar_class is not None:
-            bar = bar_class(total=len(planned), initial=len(done), unit="game", desc="arena", file=sys.stderr)
+            bar = bar_class(total=len(planned), initial=len(done), unit="game", desc=desc, file=sys.stderr)
         try:
             done.update(_store_games(store, finished, bar))
         finally:
             if bar is not None:
                 bar.close()
-    return _finish(store, settings, [done[g.key] for g in planned], echo)
+    return [done[g.key] for g in planned]
 
 
 @contextmanager
@@ -118,7 +147,8 @@ def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any) -> d
     return done
 
 
-def _progress_bar_class() -> Any:
+def progress_bar_class() -> Any:
+    """tqdm's class for the progress bar; CarnacError naming tqdm when it is missing."""
     try:
         from tqdm import tqdm
     except ImportError:

@@ -102,6 +102,16 @@ class ArenaSettings:
         }
 
 
+def check_games(games: Any) -> int:
+    """``games`` as a number of games per pair in ``1 .. MAX_GAMES_PER_PAIR``; CarnacError otherwise."""
+    return _whole("games per pair", games, 1, MAX_GAMES_PER_PAIR)
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as an arena seed in ``0 .. MAX_SEED``; CarnacError otherwise."""
+    return _whole("the arena seed", seed, 0, MAX_SEED)
+
+
 def check_workers(workers: Any) -> int:
     """``workers`` as a number of processes in ``1 .. MAX_WORKERS``; CarnacError otherwise."""
     return _whole("workers", workers, 1, MAX_WORKERS)

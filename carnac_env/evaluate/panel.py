@@ -1,0 +1,249 @@
+"""Reference panels: fixed opponents with fixed ratings, one file per panel version.
+
+A panel is a JSON file (``carnac_env/evaluate/panels/NAME-vVERSION.json``) holding the
+board and rules it was measured on, its members (agent specs) with their Elo ratings and
+95% intervals on the panel's scale (the ``anchor`` member, ``random``, pinned at 0), the
+default games per opponent and seed of an evaluation, and how the ratings were measured:
+the exact command of the round robin, its package version, its results and its time.
+
+Panel files are written once by :func:`build_panel` from a finished round robin
+(``carnac arena ...``) and never rewritten: a better measurement, another member or
+another budget is a new version in a new file, so every published card keeps meaning what
+it said. ``python -m carnac_env.evaluate.new_panel ARENA_DIR --name NAME --version N
+--command "..."`` writes a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from carnac_env.core.boards import Board, make_board
+from carnac_env.core.record import MAX_RECORD_BYTES
+from carnac_env.errors import CarnacError
+
+#: Where the package's panel files live.
+PANEL_DIR = Path(__file__).resolve().parent / "panels"
+#: The format version of panel files this code reads.
+PANEL_FORMAT = 1
+_PANEL_ID = re.compile(r"^([a-z][a-z0-9_]*)-v([1-9][0-9]*)$")
+
+
+@dataclass(frozen=True)
+class PanelMember:
+    """One reference opponent: its agent spec and its rating on the panel's scale."""
+
+    spec: str
+    elo: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A loaded, checked reference panel (see the module docstring)."""
+
+    name: str
+    version: int
+    board: Board
+    anchor: str
+    members: tuple[PanelMember, ...]
+    default_games: int
+    default_seed: int
+    measured: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        """``NAME-vVERSION``, e.g. ``medium-v1``: how cards and docs cite the panel."""
+        return f"{self.name}-v{self.version}"
+
+
+def panel_ids() -> list[str]:
+    """The ids of the panels shipped with the package, sorted by name then version."""
+    found = []
+    for path in PANEL_DIR.glob("*.json"):
+        match = _PANEL_ID.match(path.stem)
+        if match:
+            found.append((match.group(1), int(match.group(2)), path.stem))
+    return [stem for _, _, stem in sorted(found)]
+
+
+def default_panel_id(board: str) -> str:
+    """The newest shipped panel measured on ``board`` (by name).
+
+    Raises:
+        CarnacError: no shipped panel is for that board (naming the panels there are).
+    """
+    best: tuple[int, str] | None = None
+    for panel_id in panel_ids():
+        data = _read(PANEL_DIR / f"{panel_id}.json")
+        if data.get("board") == board:
+            version = int(data.get("version", 0))
+            if best is None or version > best[0]:
+                best = (version, panel_id)
+    if best is None:
+        raise CarnacError(
+            f"no reference panel is measured on board {board!r}; the panels are: {', '.join(panel_ids()) or 'none'} "
+            "(or pass --panel FILE.json)"
+        )
+    return best[1]
+
+
+def load_panel(panel: str | Path | None = None, board: str | Board | None = "medium") -> Panel:
+    """A panel by id (``"medium-v1"``), by the path of a panel file, or (``None``) the newest
+    shipped panel for ``board``.
+
+    Args:
+        panel: a shipped panel's id, a path to a panel ``.json`` file, or None.
+        board: the board the evaluation is on; the panel must have been measured on it with
+            the same rules (None: take the panel's board).
+
+    Raises:
+        CarnacError: an unknown panel id, a file that is not a valid panel, or a panel
+            measured on another board or other rules.
+    """
+    if panel is None:
+        if board is None:
+            raise CarnacError("give a panel or a board")
+        panel = default_panel_id(board.name if isinstance(board, Board) else str(board))
+    if isinstance(panel, Path) or (isinstance(panel, str) and panel.endswith(".json")):
+        path = Path(panel)
+    elif isinstance(panel, str) and panel in panel_ids():
+        path = PANEL_DIR / f"{panel}.json"
+    else:
+        raise CarnacError(f"unknown panel {panel!r}; the panels are: {', '.join(panel_ids())} (or a panel .json file)")
+    loaded = _parse(_read(path), path)
+    if board is not None:
+        wanted = board if isinstance(board, Board) else make_board(board)
+        if wanted != loaded.board:
+            raise CarnacError(
+                f"panel {loaded.id} is measured on board {loaded.board.name!r} {loaded.board.rules()}, "
+                f"not on {wanted.name!r} {wanted.rules()}; choose another --panel or --board"
+            )
+    return loaded
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_RECORD_BYTES + 1)
+    except OSError as err:
+        raise CarnacError(f"cannot read the panel file {path}: {err.strerror or err}") from None
+    try:
+        value = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        value = None
+    if not isinstance(value, dict):
+        raise CarnacError(f"{path} is not a panel file (a JSON object)")
+    return value
+
+
+def _parse(data: dict[str, Any], path: Path) -> Panel:
+    """Check a panel file's contents field by field."""
+
+    def bad(what: str) -> CarnacError:
+        return CarnacError(f"panel file {path}: {what}")
+
+    if data.get("format") != PANEL_FORMAT:
+        raise bad(f"format must be {PANEL_FORMAT}, got {data.get('format')!r}")
+    name, version = data.get("name"), data.get("version")
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise bad(f"name must be lower-case letters, digits and _, got {name!r}")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise bad(f"version must be a whole number from 1, got {version!r}")
+    rules = data.get("rules")
+    if not isinstance(rules, dict):
+        raise bad(f"rules must be an object, got {rules!r}")
+    try:
+        board = make_board(data.get("board"), **rules)
+    except (CarnacError, TypeError) as err:
+        raise bad(f"board {data.get('board')!r} with rules {rules!r} is not a board: {err}") from None
+    members = []
+    raw_members = data.get("members")
+    if not isinstance(raw_members, list) or not raw_members:
+        raise bad("members must be a non-empty list")
+    for entry in raw_members:
+        if not isinstance(entry, dict) or not isinstance(entry.get("spec"), str):
+            raise bad(f"a member must be an object with a spec, got {entry!r}")
+        numbers = [entry.get(k) for k in ("elo", "ci_low", "ci_high")]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
+            raise bad(f"member {entry['spec']!r} needs finite elo, ci_low and ci_high, got {numbers}")
+        members.append(PanelMember(entry["spec"], *(float(v) for v in numbers)))
+    specs = [m.spec for m in members]
+    if len(set(specs)) != len(specs):
+        raise bad(f"member specs must differ, got {specs}")
+    anchor = data.get("anchor")
+    if anchor not in specs:
+        raise bad(f"the anchor {anchor!r} is not a member ({specs})")
+    defaults = data.get("defaults")
+    if not isinstance(defaults, dict):
+        raise bad("defaults must be an object with games and seed")
+    games, seed = defaults.get("games"), defaults.get("seed")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise bad(f"defaults.games must be a whole number from 1, got {games!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise bad(f"defaults.seed must be a whole number from 0, got {seed!r}")
+    measured = data.get("measured") if isinstance(data.get("measured"), dict) else {}
+    return Panel(name, version, board, anchor, tuple(members), games, seed, measured)
+
+
+def build_panel(
+    arena_dir: str | Path,
+    name: str,
+    version: int,
+    command: str,
+    anchor: str = "random",
+    games: int = 20,
+    seed: int = 1,
+    note: str = "",
+) -> dict[str, Any]:
+    """A panel file's contents from a finished round robin in ``arena_dir``.
+
+    The ratings are refitted from the arena's results with ``anchor`` pinned at 0
+    (:func:`~carnac_env.arena.ratings.bradley_terry` with ``anchor``; same bootstrap seed as
+    the arena), so each interval is that member's gap to the anchor.
+
+    Args:
+        arena_dir: the output folder of ``carnac arena`` (``arena.json`` and ``results.json``).
+        name, version: the panel's id is ``NAME-vVERSION``.
+        command: the exact command that played the round robin (stored in the panel).
+        anchor: the member pinned at 0.
+        games, seed: an evaluation's default games per opponent and seed.
+        note: free text kept in ``measured.note`` (e.g. where the time was measured).
+
+    Raises:
+        CarnacError: the folder holds no finished arena, or ``anchor`` is not one of its agents.
+    """
+    from carnac_env.arena.ratings import bradley_terry
+
+    arena_dir = Path(arena_dir)
+    settings = _read(arena_dir / "arena.json")
+    results = _read(arena_dir / "results.json")
+    agents = results.get("agents")
+    if not isinstance(agents, list) or anchor not in agents:
+        raise CarnacError(f"{arena_dir}: the anchor {anchor!r} is not one of the arena's agents {agents!r}")
+    ratings = bradley_terry(agents, results["pairs"], seed=settings["seed"], anchor=anchor)
+    return {
+        "format": PANEL_FORMAT,
+        "name": name,
+        "version": version,
+        "board": settings["board"],
+        "rules": settings["rules"],
+        "anchor": anchor,
+        "members": [{"spec": a, **ratings[a]} for a in agents],
+        "defaults": {"games": games, "seed": seed},
+        "measured": {
+            "command": command,
+            "carnac_env": settings["carnac_env"],
+            "games_per_pair": settings["games_per_pair"],
+            "seed": settings["seed"],
+            "pairs": results["pairs"],
+            "standings": results["standings"],
+            "rating_method": results["rating_method"].replace("mean 0", f"{anchor} pinned at 0"),
+            "note": note,
+        },
+    }
