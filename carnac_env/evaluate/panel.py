@@ -143,52 +143,78 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _parse(data: dict[str, Any], path: Path) -> Panel:
-    """Check a panel file's contents field by field."""
+    """Check a panel file's contents field by field (each step raises a CarnacError naming
+    the file and the field)."""
+    name, version = _parse_identity(data, path)
+    board = _parse_board(data, path)
+    members = _parse_members(data, path)
+    anchor = data.get("anchor")
+    specs = [m.spec for m in members]
+    if anchor not in specs:
+        raise _bad(path, f"the anchor {anchor!r} is not a member ({specs})")
+    games, seed = _parse_defaults(data, path)
+    measured = data.get("measured") if isinstance(data.get("measured"), dict) else {}
+    return Panel(name, version, board, anchor, tuple(members), games, seed, measured)
 
-    def bad(what: str) -> CarnacError:
-        return CarnacError(f"panel file {path}: {what}")
 
+def _bad(path: Path, what: str) -> CarnacError:
+    return CarnacError(f"panel file {path}: {what}")
+
+
+def _whole(value: Any, low: int) -> bool:
+    """Whether ``value`` is an int (not a bool) of at least ``low``."""
+    return not isinstance(value, bool) and isinstance(value, int) and value >= low
+
+
+def _parse_identity(data: dict[str, Any], path: Path) -> tuple[str, int]:
     if data.get("format") != PANEL_FORMAT:
-        raise bad(f"format must be {PANEL_FORMAT}, got {data.get('format')!r}")
+        raise _bad(path, f"format must be {PANEL_FORMAT}, got {data.get('format')!r}")
     name, version = data.get("name"), data.get("version")
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise bad(f"name must be lower-case letters, digits and _, got {name!r}")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise bad(f"version must be a whole number from 1, got {version!r}")
+        raise _bad(path, f"name must be lower-case letters, digits and _, got {name!r}")
+    if not _whole(version, 1):
+        raise _bad(path, f"version must be a whole number from 1, got {version!r}")
+    return name, version
+
+
+def _parse_board(data: dict[str, Any], path: Path) -> Board:
     rules = data.get("rules")
     if not isinstance(rules, dict):
-        raise bad(f"rules must be an object, got {rules!r}")
+        raise _bad(path, f"rules must be an object, got {rules!r}")
     try:
-        board = make_board(data.get("board"), **rules)
+        return make_board(data.get("board"), **rules)
     except (CarnacError, TypeError) as err:
-        raise bad(f"board {data.get('board')!r} with rules {rules!r} is not a board: {err}") from None
-    members = []
+        raise _bad(path, f"board {data.get('board')!r} with rules {rules!r} is not a board: {err}") from None
+
+
+def _parse_members(data: dict[str, Any], path: Path) -> list[PanelMember]:
     raw_members = data.get("members")
     if not isinstance(raw_members, list) or not raw_members:
-        raise bad("members must be a non-empty list")
+        raise _bad(path, "members must be a non-empty list")
+    members = []
     for entry in raw_members:
         if not isinstance(entry, dict) or not isinstance(entry.get("spec"), str):
-            raise bad(f"a member must be an object with a spec, got {entry!r}")
+            raise _bad(path, f"a member must be an object with a spec, got {entry!r}")
         numbers = [entry.get(k) for k in ("elo", "ci_low", "ci_high")]
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
-            raise bad(f"member {entry['spec']!r} needs finite elo, ci_low and ci_high, got {numbers}")
+            raise _bad(path, f"member {entry['spec']!r} needs finite elo, ci_low and ci_high, got {numbers}")
         members.append(PanelMember(entry["spec"], *(float(v) for v in numbers)))
     specs = [m.spec for m in members]
     if len(set(specs)) != len(specs):
-        raise bad(f"member specs must differ, got {specs}")
-    anchor = data.get("anchor")
-    if anchor not in specs:
-        raise bad(f"the anchor {anchor!r} is not a member ({specs})")
+        raise _bad(path, f"member specs must differ, got {specs}")
+    return members
+
+
+def _parse_defaults(data: dict[str, Any], path: Path) -> tuple[int, int]:
     defaults = data.get("defaults")
     if not isinstance(defaults, dict):
-        raise bad("defaults must be an object with games and seed")
+        raise _bad(path, "defaults must be an object with games and seed")
     games, seed = defaults.get("games"), defaults.get("seed")
-    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-        raise bad(f"defaults.games must be a whole number from 1, got {games!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise bad(f"defaults.seed must be a whole number from 0, got {seed!r}")
-    measured = data.get("measured") if isinstance(data.get("measured"), dict) else {}
-    return Panel(name, version, board, anchor, tuple(members), games, seed, measured)
+    if not _whole(games, 1):
+        raise _bad(path, f"defaults.games must be a whole number from 1, got {games!r}")
+    if not _whole(seed, 0):
+        raise _bad(path, f"defaults.seed must be a whole number from 0, got {seed!r}")
+    return games, seed
 
 
 def build_panel(
