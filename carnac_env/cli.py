@@ -20,7 +20,7 @@ import shutil
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -166,8 +166,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from carnac_env.arena import run_arena, split_agents
 
     agents = split_agents(args.agents)
-    try:
-        run_arena(
+    return _resumable(
+        lambda: run_arena(
             agents,
             args.out,
             board=args.board,
@@ -177,6 +177,13 @@ def cmd_arena(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             ray=args.ray,
         )
+    )
+
+
+def _resumable(play: Callable[[], object]) -> int:
+    """Run an arena-like command; Ctrl-C (130) or SIGTERM (143) keeps the finished games."""
+    try:
+        play()
     except KeyboardInterrupt as stop:
         from carnac_env.arena import ArenaTerminated
 
@@ -190,8 +197,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate an agent against a reference panel and print its card."""
     from carnac_env.evaluate import evaluate
 
-    try:
-        evaluate(
+    return _resumable(
+        lambda: evaluate(
             args.spec,
             board=args.board,
             panel=args.panel,
@@ -202,12 +209,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             ray=args.ray,
         )
-    except KeyboardInterrupt as stop:
-        from carnac_env.arena import ArenaTerminated
-
-        print("\ninterrupted; run the same command again to resume (finished games are kept)", file=sys.stderr)
-        return 143 if isinstance(stop, ArenaTerminated) else 130
-    return 0
+    )
 
 
 # --------------------------------------------------------------------------- play
