@@ -30,4 +30,4 @@ def require(module: str, reason: str = "") -> ModuleType:
         why = f"{module} is not installed{': ' + reason if reason else ''} ({error})"
         if module in required_modules():
             pytest.fail(f"CARNAC_REQUIRE names {module}, but it does not import: {why}")
-        pytest.skip(why)
+        pytest.skip(why, allow_module_level=True)  # works inside a test and at import time
