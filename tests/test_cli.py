@@ -135,7 +135,6 @@ def test_gui_without_pygame_says_what_to_install(tmp_path: Path) -> None:
 
 
 def test_replay_writes_a_gif(tmp_path: Path) -> None:
-    pytest.importorskip("PIL")
     record = tmp_path / "g.json"
     GameRecord.from_actions(make_board("petit_menec"), [0, 36 * 4 + 4, 4 * 14]).save(record)
     done = carnac("replay", str(record), "--gif", str(tmp_path / "g.gif"))

@@ -161,7 +161,6 @@ def test_same_seed_same_episode() -> None:
 
 
 def test_spec_opponents_are_reseeded_at_reset() -> None:
-    pytest.importorskip("carnac_env.agents")
     env = CarnacEnv("small", opponent="random", seat=1)
     starts = [env.reset(seed=3)[0] for _ in range(2)]
     np.testing.assert_array_equal(*starts)
@@ -210,8 +209,20 @@ def test_actions_outside_the_space_raise(bad) -> None:
 def test_numpy_integer_actions_are_accepted() -> None:
     env = CarnacEnv("small")
     env.reset(seed=0)
-    env.step(np.int64(0))
-    env.step(np.array(int(np.flatnonzero(env.action_masks())[0])))
+    reference = CarnacEnv("small")
+    reference.reset(seed=0)
+    for action in (np.int64(0), None):
+        if action is None:  # a 0-d array holding the next legal action
+            legal = int(np.flatnonzero(env.action_masks())[0])
+            action, plain = np.array(legal), legal
+        else:
+            plain = int(action)
+        stepped = env.step(action)
+        expected = reference.step(plain)
+        np.testing.assert_array_equal(stepped[0], expected[0])
+        assert stepped[1:4] == expected[1:4]
+        assert env.game == reference.game
+    assert env.game.placed >= 1  # the learner's placement really happened
 
 
 @pytest.mark.parametrize(
@@ -439,7 +450,6 @@ def test_bad_layout_arguments(kwargs: dict, fragment: str) -> None:
         CarnacEnv("small", **kwargs)
 
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

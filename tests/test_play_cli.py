@@ -145,7 +145,6 @@ def test_replay_escapes_control_characters_of_the_record(tmp_path: Path):
 
 
 def test_replay_gif_into_a_missing_folder_is_a_clean_error(tmp_path: Path):
-    pytest.importorskip("PIL")
     record = GameRecord.from_actions(make_board("petit_menec"), [4 * 14])
     path = tmp_path / "r.json"
     record.save(path)

@@ -17,8 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("PIL")
-
 from carnac_env.core.boards import BOARDS, make_board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
