@@ -92,8 +92,8 @@ def test_selfplay_update_survives_a_one_sample_minibatch():
     import torch
 
     from carnac_env.batch import BatchGame
+    from carnac_env.train import ppo as selfplay
 
-    selfplay = import_example("selfplay_ppo")
     games = BatchGame("small", num_envs=65, seed=0)
     step = games.reset()
     net = selfplay.PolicyValueNet(5, 8, 28, channels=4, hidden=16)
