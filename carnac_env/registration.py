@@ -68,7 +68,7 @@ class _RegisteringLoader(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         _remove_hook()
-        module.__spec__.loader = self._loader  # gymnasium sees its own loader from now on
+        module.__spec__.loader = module.__loader__ = self._loader  # gymnasium sees its own loader from now on
         self._loader.exec_module(module)
         register_envs()
 
