@@ -26,7 +26,7 @@ CARDS = DOCS / "cards"
 PAGE = DOCS / "leaderboard.md"
 
 #: The agents the package ships, evaluated on every shipped panel.
-SHIPPED = ["random", "greedy", "mcts:sims=200", "mcts:sims=2000"]
+SHIPPED = ["random", "greedy", "mcts:sims=200", "mcts:sims=2000", "mcts", "az", "az:sims=0"]
 
 
 def card_name(spec: str) -> str:
