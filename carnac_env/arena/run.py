@@ -61,11 +61,7 @@ def run_arena(
     from carnac_env import __version__
 
     settings = ArenaSettings.check(agents, board, games, seed)
-    workers = check_workers(workers)
-    if ray is not None:
-        import_ray()
-        check_address(ray)
-    bar_class = progress_bar_class() if progress else None
+    workers, bar_class = check_runner(workers, ray, progress)
     for spec in settings.agents:
         make(spec)  # fail early on a bad spec
     store = ArenaStore(out)
@@ -145,6 +141,17 @@ def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any) -> d
             if bar is not None:
                 bar.update(1)
     return done
+
+
+def check_runner(workers: Any, ray: str | None, progress: bool) -> tuple[int, Any]:
+    """Check how the games will be played, before anything is written: the worker count, the
+    Ray address (and that Ray imports), and the progress bar. Returns the workers and the bar's
+    class (None without a bar)."""
+    workers = check_workers(workers)
+    if ray is not None:
+        import_ray()
+        check_address(ray)
+    return workers, (progress_bar_class() if progress else None)
 
 
 def progress_bar_class() -> Any:

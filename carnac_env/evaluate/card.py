@@ -10,9 +10,8 @@ from typing import Any
 
 from carnac_env.agents import make
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, PRIOR_DRAWS, fit_against_anchors
-from carnac_env.arena.ray_runner import check_address, import_ray
-from carnac_env.arena.run import play_schedule, progress_bar_class
-from carnac_env.arena.schedule import ArenaGame, check_games, check_seed, check_workers, game_seed
+from carnac_env.arena.run import check_runner, play_schedule
+from carnac_env.arena.schedule import ArenaGame, check_games, check_seed, game_seed
 from carnac_env.arena.store import ArenaStore, write_atomic
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
@@ -87,11 +86,7 @@ def evaluate(
     chosen = load_panel(panel, board)
     games = check_games(chosen.default_games if games is None else games)
     seed = check_seed(chosen.default_seed if seed is None else seed)
-    workers = check_workers(workers)
-    if ray is not None:
-        import_ray()
-        check_address(ray)
-    bar_class = progress_bar_class() if progress else None
+    workers, bar_class = check_runner(workers, ray, progress)
     for member in chosen.members:
         make(member.spec)
     settings = {
