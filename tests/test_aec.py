@@ -748,7 +748,6 @@ def test_illegal_move_episodes_do_not_grow_pettingzoos_logger() -> None:
         EnvLogger.unsuppress_output()
 
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

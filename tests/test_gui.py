@@ -14,8 +14,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import numpy as np
 import pytest
 
-pytest.importorskip("PIL")
-pygame = pytest.importorskip("pygame")
+pygame = pytest.importorskip("pygame")  # the gui extra
 
 from carnac_env.core.actions import orientation_for, tilt_colours  # noqa: E402
 from carnac_env.core.boards import make_board  # noqa: E402

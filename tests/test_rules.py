@@ -715,7 +715,8 @@ def test_illegal_wrong_type(bad: object) -> None:
 
 
 def test_numpy_integers_are_accepted() -> None:
-    np = pytest.importorskip("numpy")
+    import numpy as np
+
     state = GameState("medium")
     state.apply(np.int64(place_a(state, 3, 3, 0)))
     assert state.phase == RESPOND
