@@ -748,23 +748,9 @@ def test_illegal_move_episodes_do_not_grow_pettingzoos_logger() -> None:
         EnvLogger.unsuppress_output()
 
 
+from _strategies import ANY_ACTION  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-#: anything a caller might pass as an action
-ANY_ACTION = st.one_of(
-    st.integers(-(2**70), 2**70),
-    st.integers(-3, 170),
-    st.booleans(),
-    st.none(),
-    st.floats(allow_nan=True),
-    st.text(max_size=6),
-    st.integers(-3, 170).map(np.int64),
-    st.integers(-3, 170).map(np.array),
-    st.lists(st.integers(0, 170), max_size=3).map(np.array),
-    st.just(np.array(3.0)),
-    st.just([3]),
-)
 
 
 def _snapshot(env) -> tuple:

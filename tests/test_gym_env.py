@@ -450,20 +450,9 @@ def test_bad_layout_arguments(kwargs: dict, fragment: str) -> None:
         CarnacEnv("small", **kwargs)
 
 
+from _strategies import ANY_ACTION  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-ANY_ACTION = st.one_of(
-    st.integers(-(2**70), 2**70),
-    st.integers(-3, 170),
-    st.booleans(),
-    st.none(),
-    st.floats(allow_nan=True),
-    st.text(max_size=4),
-    st.integers(-3, 170).map(np.int64),
-    st.integers(-3, 170).map(np.array),
-    st.lists(st.integers(0, 170), max_size=3).map(np.array),
-)
 
 
 @settings(deadline=None, max_examples=120)
