@@ -183,10 +183,10 @@ class RayPlayers:
         if self._board is not board:
             self.close()
             self._board = board
-        if len(self.actors) < min(self.workers, len(shards)):
-            board_ref = self.ray.put(board)
-            while len(self.actors) < min(self.workers, len(shards)):
-                self.actors.append(self._remote.remote(board_ref))
+        while len(self.actors) < min(self.workers, len(shards)):
+            # the board travels inline, in the actor's creation task, so a restarted actor
+            # finds it again (an argument in the object store may be gone by then)
+            self.actors.append(self._remote.remote(board))
         net_ref = self.ray.put(net)
         pool = ActorPool(self.actors[: len(shards)])
         return list(pool.map(lambda actor, shard: actor.play.remote(net_ref, shard), shards))
