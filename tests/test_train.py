@@ -267,3 +267,23 @@ def test_without_ray_the_error_names_the_extra(tmp_path):
     assert "self-play on Ray needs Ray: pip install 'carnac-env[ray]'" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_lost_local_worker_is_replaced(tmp_path):
+    import multiprocessing
+    import os
+    import signal
+
+    from carnac_env.train.workers import shard_players
+
+    here = Trainer(tmp_path / "here", Config(**SHARDED), progress=False)
+    here.run()
+    with shard_players(workers=2) as players:
+        there = Trainer(tmp_path / "there", Config(**SHARDED), progress=False, players=players)
+        there.run_iteration()
+        workers = multiprocessing.active_children()
+        assert workers
+        os.kill(workers[0].pid, signal.SIGKILL)  # a worker is lost between iterations
+        there.run_iteration()
+    _same_run(here, there)
+    assert not multiprocessing.active_children()  # the workers stop with the block

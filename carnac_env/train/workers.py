@@ -30,6 +30,7 @@ from typing import Any
 
 from carnac_env.agents.az import PolicyValueNet
 from carnac_env.core.boards import Board
+from carnac_env.errors import CarnacError
 from carnac_env.train.selfplay import Samples, Shard, timed_shard
 
 #: What a player returns for each shard: samples, statistics, CPU seconds spent on it.
@@ -110,41 +111,73 @@ def _play_task(task: tuple[PolicyValueNet | None, Shard]) -> ShardResult:
 
 
 class LocalPlayers:
-    """``workers`` spawned processes playing shards; started at the first :meth:`play`."""
+    """``workers`` spawned processes playing shards; started at the first :meth:`play`.
+
+    A worker process that dies (killed, out of memory) breaks the pool; the iteration's shards
+    are then played again on a new pool, from their seeds, up to ``MAX_RETRIES`` times.
+    """
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self._pool: Any = None
+        self._executor: Any = None
         self._board: Board | None = None
 
     def play(self, board: Board, net: PolicyValueNet | None, shards: list[Shard]) -> list[ShardResult]:
-        """Play ``shards`` (``net`` for self-play, None for greedy games); results in shard order."""
-        if self._pool is None or self._board is not board:
-            self.close()
-            self._start(board)
-        return self._pool.map(_play_task, [(net, shard) for shard in shards], chunksize=1)
+        """Play ``shards`` (``net`` for self-play, None for greedy games); results in shard order.
+
+        Raises:
+            CarnacError: the workers died more than ``MAX_RETRIES`` times in a row.
+        """
+        from concurrent.futures.process import BrokenProcessPool
+
+        from carnac_env.arena.ray_runner import MAX_RETRIES
+
+        tasks = [(net, shard) for shard in shards]
+        for attempt in range(MAX_RETRIES + 1):
+            if self._executor is None or self._board is not board:
+                self.close()
+                self._start(board)
+            try:
+                with _worker_environment():  # workers start on demand, copying the environment
+                    futures = [self._executor.submit(_play_task, task) for task in tasks]
+                return [future.result() for future in futures]
+            except BrokenProcessPool as err:
+                self.close()
+                if attempt == MAX_RETRIES:
+                    raise CarnacError(f"the self-play workers died {attempt + 1} times in a row ({err})") from None
+        raise AssertionError("unreachable")
 
     def _start(self, board: Board) -> None:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-        saved = {name: os.environ.get(name) for name in _WORKER_ENV}
-        os.environ.update(_WORKER_ENV)  # spawned workers copy the environment as they start
-        try:
-            self._pool = multiprocessing.get_context("spawn").Pool(self.workers, _start_worker, (board,))
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+        context = multiprocessing.get_context("spawn")
+        self._executor = ProcessPoolExecutor(self.workers, context, _start_worker, (board,))
         self._board = board
 
     def close(self) -> None:
         """Stop the workers (at once: a shard in progress is dropped)."""
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+        if self._executor is not None:
+            # no public way to stop a running task before Python 3.14 (terminate_workers)
+            for process in list((getattr(self._executor, "_processes", None) or {}).values()):
+                process.terminate()
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+
+@contextmanager
+def _worker_environment() -> Iterator[None]:
+    """:data:`_WORKER_ENV` in ``os.environ`` within the block (for processes started there)."""
+    saved = {name: os.environ.get(name) for name in _WORKER_ENV}
+    os.environ.update(_WORKER_ENV)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 # ---------------------------------------------------------------- Ray actors
