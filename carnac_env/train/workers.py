@@ -7,7 +7,7 @@ network's weights and the shard, so the samples are the same wherever the shards
 
 * :class:`LocalPlayers` -- ``workers`` spawned processes on this machine. Each receives the
   board once, when it starts, and each shard's task carries the numpy network (a pickle of
-  about 0.3 MB for the default architecture) and the shard.
+  about 0.5 MB for the default architecture) and the shard.
 * :class:`RayPlayers` -- one Ray actor per worker (``num_cpus=1``), on a local Ray or a
   cluster. Each actor receives the board once, when it is created; the network goes into
   Ray's object store once per iteration (``ray.put``) and every actor reads it from there.
@@ -133,7 +133,8 @@ class LocalPlayers:
         from carnac_env.arena.ray_runner import MAX_RETRIES
 
         tasks = [(net, shard) for shard in shards]
-        for attempt in range(MAX_RETRIES + 1):
+        failures = 0
+        while True:
             if self._executor is None or self._board is not board:
                 self.close()
                 self._start(board)
@@ -143,9 +144,9 @@ class LocalPlayers:
                 return [future.result() for future in futures]
             except BrokenProcessPool as err:
                 self.close()
-                if attempt == MAX_RETRIES:
-                    raise CarnacError(f"the self-play workers died {attempt + 1} times in a row ({err})") from None
-        raise AssertionError("unreachable")
+                failures += 1
+                if failures > MAX_RETRIES:
+                    raise CarnacError(f"the self-play workers died {failures} times in a row ({err})") from None
 
     def _start(self, board: Board) -> None:
         import multiprocessing
