@@ -34,12 +34,12 @@ MAX_RETRIES = 3
 CONNECT_TIMEOUT = 5.0
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or CarnacError naming the extra that installs it."""
+def import_ray(purpose: str = "running the arena on Ray") -> Any:
+    """The ``ray`` module, or CarnacError naming the extra that installs it (and ``purpose``)."""
     try:
         import ray
     except ImportError:
-        raise CarnacError("running the arena on Ray needs Ray: pip install 'carnac-env[ray]'") from None
+        raise CarnacError(f"{purpose} needs Ray: pip install 'carnac-env[ray]'") from None
     return ray
 
 

@@ -5,10 +5,12 @@
 
 :mod:`carnac_env.train.trainer` has the loop (bootstrap from greedy, PUCT self-play on the
 batched engine, replay buffer with board symmetries, resumable checkpoints, learning curve),
-:mod:`carnac_env.train.selfplay` the game generation, :mod:`carnac_env.train.model` the
-PyTorch twin of the numpy network in :mod:`carnac_env.agents.az`, and
-:mod:`carnac_env.train.cli` the command line. docs/training.md tells how to train and what the
-shipped models cost. Needs PyTorch (``pip install carnac-env[train]``); playing a model does not.
+:mod:`carnac_env.train.selfplay` the game generation (in shards that
+:mod:`carnac_env.train.workers` plays on local processes or Ray actors, without PyTorch),
+:mod:`carnac_env.train.model` the PyTorch twin of the numpy network in
+:mod:`carnac_env.agents.az`, and :mod:`carnac_env.train.cli` the command line. docs/training.md
+tells how to train and what the shipped models cost. Needs PyTorch (``pip install
+carnac-env[train]``); playing a model does not.
 """
 
 from __future__ import annotations

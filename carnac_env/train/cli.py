@@ -2,7 +2,9 @@
 
 :func:`add_arguments` fills an ``argparse`` parser (``carnac train`` uses the same), and
 :func:`main` runs it. Running again on the same ``--out`` resumes from its checkpoint (the
-settings are the checkpoint's; ``--iterations`` and ``--minutes`` are the new command's).
+settings are the checkpoint's; ``--iterations`` and ``--minutes`` are the new command's, and so
+are ``--workers`` and ``--ray``, which say where the self-play shards are played, not what they
+play).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ _HELP = {
     "mcts_sims": "simulations of the mcts opponent in evaluations",
     "threads": "PyTorch threads",
     "init": "start a new run from the weights of this .npz model (same architecture; any board)",
+    "selfplay_shards": "split each iteration's games into this many shards with seeds of their own, which "
+    "--workers/--ray play in parallel; the results depend on this number, not on where the shards run. "
+    "With --workers or --ray a new run defaults to one shard per worker",
 }
 
 
@@ -55,6 +60,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output folder: checkpoint, models, curve, log")
     parser.add_argument("--minutes", type=float, default=0.0, help="stop after this much wall time (0: no limit)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="play the self-play shards in this many local processes (default: in this process); "
+        "with --ray, the number of Ray actors (default: the cluster's CPUs). Not saved: a resumed run may change it",
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="play the self-play shards on Ray actors (needs the ray extra; workers need no PyTorch): alone, on a "
+        "local Ray started for the run; 'auto', on the cluster of this machine; HOST:PORT, on the cluster there. "
+        "Same results as in this process (docs/training.md)",
+    )
     for field in fields(Config):
         if field.name == "board":
             continue
@@ -77,16 +99,37 @@ def main(args: argparse.Namespace) -> int:
     except ImportError as err:
         print(f"carnac train needs PyTorch (pip install carnac-env[train]): {err}", file=sys.stderr)
         return 2
+    from carnac_env.arena.runner import sigterm_as_interrupt
+    from carnac_env.core.boards import make_board
+    from carnac_env.train.config import check_shards
+    from carnac_env.train.workers import check_players, shard_players
+
+    workers, ray = getattr(args, "workers", None), getattr(args, "ray", None)
     try:
         values = {"board": args.board, **BOARD_DEFAULTS.get(args.board, {})}
         for field in fields(Config):
             given = getattr(args, field.name, None)
             if field.name != "board" and given is not None:
                 values[field.name] = given
-        trainer = Trainer(args.out, Config(**values), progress=not args.no_progress, iterations=args.iterations)
-        if trainer.iteration:
-            print(f"resuming {args.out} at iteration {trainer.iteration} ({trainer.games_played} games)")
-        rows = trainer.run(minutes=args.minutes)
+        # what can be checked before a Ray starts or a worker spawns
+        make_board(args.board)
+        check_players(workers, ray)
+        if "selfplay_shards" in values:
+            check_shards(values["selfplay_shards"], values.get("games", Config.games))
+        with sigterm_as_interrupt(), shard_players(workers, ray) as players:
+            if players is not None and "selfplay_shards" not in values:
+                values["selfplay_shards"] = min(players.workers, values.get("games", Config.games))
+            trainer = Trainer(
+                args.out, Config(**values), progress=not args.no_progress, iterations=args.iterations, players=players
+            )
+            if trainer.iteration:
+                print(f"resuming {args.out} at iteration {trainer.iteration} ({trainer.games_played} games)")
+            if players is not None:
+                shards = trainer.config.selfplay_shards
+                where = "Ray actors" if ray is not None else "local processes"
+                note = "" if shards > 1 else " (this run has 1 shard: its games are played in this process)"
+                print(f"self-play: {shards} shard(s) per iteration on {players.workers} {where}{note}")
+            rows = trainer.run(minutes=args.minutes)
     except CarnacError as err:
         print(f"carnac train: {err}", file=sys.stderr)
         return 2

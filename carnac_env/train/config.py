@@ -4,8 +4,11 @@ options from this class)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Config"]
+from carnac_env.errors import CarnacError
+
+__all__ = ["Config", "check_shards"]
 
 
 @dataclass
@@ -35,3 +38,16 @@ class Config:
     mcts_sims: int = 200
     threads: int = 1
     init: str = ""
+    #: Each iteration's games are split into this many shards, each played with a generator of
+    #: its own seed (drawn from the run's), so that workers can play them; 1 plays them all with
+    #: the run's own generator, as before shards existed (the results differ between the two).
+    selfplay_shards: int = 1
+
+
+def check_shards(shards: Any, games: int) -> int:
+    """``selfplay_shards`` as a whole number from 1 to ``games``; CarnacError otherwise."""
+    if isinstance(shards, bool) or not hasattr(shards, "__index__") or not 1 <= int(shards) <= games:
+        raise CarnacError(
+            f"selfplay_shards must be a whole number from 1 to the games per iteration ({games}), got {shards!r}"
+        )
+    return int(shards)

@@ -15,10 +15,16 @@ for training are the engine's own (the player to act's planes).
   from it for the first ``temperature_moves`` moves of a game, then the most visited is played.
 
 Every sample's value target is the final result for the player who was to act (+1, 0, -1).
+
+An iteration's games may be split into *shards* (:class:`Shard`, :func:`play_shard`), each
+played with a generator of its own seed, so that they can run in other processes or on Ray
+(:mod:`carnac_env.train.workers`); :func:`merge` joins their samples in shard order. Nothing
+here needs PyTorch: the workers import this module, not the learner's.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +33,7 @@ from carnac_env.agents.az import Node, PolicyValueNet, best_action, run_search
 from carnac_env.agents.greedy import action_values
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import Board
+from carnac_env.errors import CarnacError
 
 
 @dataclass
@@ -135,3 +142,65 @@ def selfplay_games(
         return targets, actions
 
     return _play(board, games, choose, rng)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A share of an iteration's games: what a worker needs besides the board and the network.
+
+    ``kind`` is ``"greedy"`` (bootstrap games with ``temperature``) or ``"selfplay"`` (PUCT with
+    ``sims``, ``c`` and ``temperature_moves``); ``seed`` seeds the shard's own generator.
+    """
+
+    kind: str
+    games: int
+    seed: int
+    temperature: float = 8.0
+    sims: int = 32
+    c: float = 1.5
+    temperature_moves: int = 8
+
+
+def split_games(games: int, shards: int) -> list[int]:
+    """``games`` shared by ``shards`` shards: ``games // shards`` each, the first ``games % shards``
+    one more (so the split depends only on the two numbers)."""
+    share, extra = divmod(games, shards)
+    return [share + (i < extra) for i in range(shards)]
+
+
+def play_shard(
+    board: Board, shard: Shard, net: PolicyValueNet | None = None, rng: np.random.Generator | None = None
+) -> tuple[Samples, dict[str, int]]:
+    """Play ``shard``'s games (:func:`greedy_games` or :func:`selfplay_games`, which needs ``net``)
+    with ``rng``, or by default with a new generator seeded with ``shard.seed``."""
+    if rng is None:
+        rng = np.random.default_rng(shard.seed)
+    if shard.kind == "greedy":
+        return greedy_games(board, shard.games, rng, shard.temperature)
+    if shard.kind == "selfplay":
+        if net is None:
+            raise CarnacError("a self-play shard needs the network; got none")
+        return selfplay_games(
+            board, net, shard.games, shard.sims, rng, shard.c, temperature_moves=shard.temperature_moves
+        )
+    raise CarnacError(f"unknown kind of shard {shard.kind!r}; expected 'greedy' or 'selfplay'")
+
+
+def timed_shard(board: Board, shard: Shard, net: PolicyValueNet | None = None) -> tuple[Samples, dict[str, int], float]:
+    """:func:`play_shard` with its own generator, plus the CPU seconds it took in this process
+    (what a worker sends back)."""
+    start = time.process_time()
+    samples, stats = play_shard(board, shard, net)
+    return samples, stats, time.process_time() - start
+
+
+def merge(results: list[tuple[Samples, dict[str, int]]]) -> tuple[Samples, dict[str, int]]:
+    """The shards' samples concatenated in the order given, and their statistics summed."""
+    samples = Samples(
+        *(
+            np.concatenate([getattr(s, name) for s, _ in results])
+            for name in ("observations", "masks", "policies", "values")
+        )
+    )
+    stats = {key: sum(st[key] for _, st in results) for key in results[0][1]}
+    return samples, stats

@@ -18,9 +18,17 @@ position under a random board symmetry (:mod:`carnac_env.symmetry`). Every ``eva
 iterations the network, with a small search, plays ``eval_games`` games against ``greedy``
 and against ``mcts:sims=<mcts_sims>`` (seats alternating), and the win rates join the curve.
 
+With ``selfplay_shards`` S > 1, an iteration draws S seeds from the run's generator and
+splits its games into S shards (:func:`~carnac_env.train.selfplay.split_games`), each played
+with a generator of its own seed; the samples join the buffer in shard order. The shards run
+in this process, or on the ``players`` given to the trainer
+(:mod:`carnac_env.train.workers`: local processes or Ray actors) with the same results, since
+the players are not part of the settings.
+
 The checkpoint is written at the end of every iteration; a run started on a folder that
 holds one resumes from it (settings from the checkpoint, except the iteration limit and the
-time budget, which may come from the new command).
+time budget, which may come from the new command). An interrupted iteration leaves nothing
+behind and is played again, the same, on resume.
 """
 
 from __future__ import annotations
@@ -45,9 +53,9 @@ from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.symmetry import symmetries, symmetry
-from carnac_env.train.config import Config
+from carnac_env.train.config import Config, check_shards
 from carnac_env.train.model import build, to_numpy
-from carnac_env.train.selfplay import Samples, greedy_games, selfplay_games
+from carnac_env.train.selfplay import Samples, Shard, merge, play_shard, split_games
 
 
 def _atomic_json(path: Path, data: Any) -> None:
@@ -109,6 +117,9 @@ class Trainer:
             used instead (``config`` must then name the same board, or be None).
         progress: show a tqdm progress bar.
         iterations: overrides the number of iterations (of a new or a resumed run).
+        players: where the shards of a run with ``selfplay_shards > 1`` are played: an open
+            player of :func:`carnac_env.train.workers.shard_players` (local processes or Ray
+            actors), or None for this process. The results do not depend on it.
     """
 
     def __init__(
@@ -117,9 +128,9 @@ class Trainer:
         config: Config | None = None,
         progress: bool = True,
         iterations: int | None = None,
+        players: Any = None,
     ) -> None:
         self.out = Path(out)
-        self.out.mkdir(parents=True, exist_ok=True)
         self.progress = progress
         self.checkpoint_path = self.out / "checkpoint.pt"
         checkpoint = None
@@ -136,6 +147,9 @@ class Trainer:
             config.iterations = int(iterations)
         self.config = config or Config()
         c = self.config
+        check_shards(c.selfplay_shards, c.games)
+        self.players = players
+        self.out.mkdir(parents=True, exist_ok=True)
         torch.set_num_threads(max(1, c.threads))
         self.board = make_board(c.board)
         torch.manual_seed(c.seed)
@@ -334,6 +348,26 @@ class Trainer:
         with open(self.out / "log.txt", "a") as handle:
             handle.write(text + "\n")
 
+    def play_games(self, kind: str, net: PolicyValueNet | None) -> tuple[Samples, dict[str, int], float]:
+        """An iteration's games (``kind`` "greedy" or "selfplay" with ``net``): their samples,
+        statistics and the CPU seconds that workers spent on them (0 in this process).
+
+        One shard plays every game with the run's generator; S shards take S seeds from it and
+        play on ``self.players`` (or here, one after the other) with the same results."""
+        c = self.config
+
+        def shard(games: int, seed: int) -> Shard:
+            return Shard(kind, games, seed, c.bootstrap_temperature, c.sims, c.c, c.temperature_moves)
+
+        if c.selfplay_shards == 1:
+            return (*play_shard(self.board, shard(c.games, 0), net, self.rng), 0.0)
+        seeds = self.rng.integers(2**63, size=c.selfplay_shards)
+        shards = [shard(games, int(seed)) for games, seed in zip(split_games(c.games, c.selfplay_shards), seeds)]
+        if self.players is None:
+            return (*merge([play_shard(self.board, s, net) for s in shards]), 0.0)
+        results = self.players.play(self.board, net, shards)
+        return (*merge([(samples, stats) for samples, stats, _ in results]), sum(cpu for _, _, cpu in results))
+
     # ---------------------------------------------------------------- the loop
     def run_iteration(self) -> dict[str, Any]:
         """One iteration (games, training, maybe evaluation, checkpoint); returns its curve row."""
@@ -341,14 +375,11 @@ class Trainer:
         start = time.perf_counter()
         cpu_start = time.process_time()
         if self.iteration < c.bootstrap_iterations:
-            samples, stats = greedy_games(self.board, c.games, self.rng, c.bootstrap_temperature)
-            kind = "greedy"
+            kind, net = "greedy", None
         else:
             self.net.eval()
-            samples, stats = selfplay_games(
-                self.board, self.numpy_net(), c.games, c.sims, self.rng, c.c, temperature_moves=c.temperature_moves
-            )
-            kind = "selfplay"
+            kind, net = "selfplay", self.numpy_net()
+        samples, stats, worker_cpu = self.play_games(kind, net)
         self.replay.add(samples)
         self.games_played += stats["games"]
         self.positions += stats["positions"]
@@ -368,7 +399,7 @@ class Trainer:
             self.net.eval()
             row.update(self.evaluate())
         self.wall += time.perf_counter() - start
-        self.cpu += time.process_time() - cpu_start
+        self.cpu += time.process_time() - cpu_start + worker_cpu
         row["wall_seconds"] = round(self.wall, 1)
         row["cpu_seconds"] = round(self.cpu, 1)
         self.curve.append(row)
