@@ -55,6 +55,24 @@ def test_play_game_record_replays() -> None:
     assert play_game("petit_menec", "greedy", "random", seed=3).moves == record.moves
 
 
+def test_pairs_of_agents_without_random_choices_are_reported_as_repeated(tmp_path: Path) -> None:
+    """Two raw az policies choose the same move from the same position whatever the seed, so
+    their 6 games are 2 (one per seating); random's games all differ."""
+    printed: list[str] = []
+    agents = ["az:sims=0", "az:sims=0:c=1.0"]
+    results = run_arena(
+        agents, tmp_path / "az", board="petit_menec", games=6, seed=0, progress=False, echo=printed.append
+    )
+    assert results["repeated"] == [{"a": agents[0], "b": agents[1], "games": 6, "distinct": 2}]
+    assert "az:sims=0 vs az:sims=0:c=1.0 played 2 distinct games in 6" in "\n".join(printed)
+    printed.clear()
+    results = run_arena(
+        ["random", "greedy"], tmp_path / "rg", board="small", games=6, seed=0, progress=False, echo=printed.append
+    )
+    assert results["repeated"] == []
+    assert "repeated games" not in "\n".join(printed)
+
+
 def test_results_schema_and_files(tmp_path: Path) -> None:
     results = run_arena(AGENTS, tmp_path, board="petit_menec", games=4, seed=1, progress=False, echo=quiet)
     on_disk = json.loads((tmp_path / "results.json").read_text())

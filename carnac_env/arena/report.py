@@ -1,4 +1,10 @@
-"""The arena's results: pairs, standings and ratings from game lines, and the printed table."""
+"""The arena's results: pairs, standings and ratings from game lines, and the printed table.
+
+``results["repeated"]`` lists the pairs whose games were not all different (same seats, same
+moves): two agents without random choices, such as ``az`` against another ``az``, play the
+same game again from every seed, so such a pair's count of games overstates the evidence.
+The printed table says so under the ratings.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +23,11 @@ def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, A
         for b in agents[i + 1 :]
     }
     standings = {name: {"games": 0, "wins": 0, "draws": 0, "losses": 0} for name in agents}
+    played: dict[tuple[str, str], list[str]] = {key: [] for key in pairs}
     for line in lines:
         record = json.loads(line)
         a, b = record["pair"]
+        played[(a, b)].append(json.dumps([record["seats"], record["moves"]]))
         winner = record["result"]["winner"]
         entry = pairs[(a, b)]
         if winner is None:
@@ -38,6 +46,11 @@ def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, A
     return {
         "agents": list(agents),
         "pairs": pair_list,
+        "repeated": [
+            {"a": a, "b": b, "games": len(games), "distinct": len(set(games))}
+            for (a, b), games in played.items()
+            if len(set(games)) < len(games)
+        ],
         "standings": standings,
         "ratings": bradley_terry(agents, pair_list, seed=seed),
         "rating_method": (
@@ -81,6 +94,12 @@ def format_table(results: dict[str, Any]) -> str:
         )
     lines.append("")
     lines.extend(READING)
+    for r in results.get("repeated", []):
+        lines.append(
+            f"repeated games: {r['a']} vs {r['b']} played {r['distinct']} distinct games in {r['games']}: some "
+            "were the same game again, move for move (agents with few or no random choices replay their games), "
+            f"so the pair's result rests on {r['distinct']} different games and its intervals are too narrow."
+        )
     return "\n".join(lines)
 
 
