@@ -296,6 +296,30 @@ def test_leaderboard_page_is_up_to_date() -> None:
         pytest.fail(f"docs/leaderboard.md is stale; run `python docs/make_leaderboard.py`:\n{diff}", pytrace=False)
 
 
+def test_strength_ladder_in_agents_page_is_up_to_date() -> None:
+    stored = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    generated = _load_script("make_leaderboard").agents_page()
+    if stored != generated:
+        diff = "\n".join(difflib.unified_diff(stored.splitlines(), generated.splitlines(), lineterm=""))
+        message = f"the ladder in docs/agents.md is stale; run `python docs/make_leaderboard.py`:\n{diff}"
+        pytest.fail(message, pytrace=False)
+
+
+def test_ladder_covers_every_shipped_agent_and_example_model_on_every_panel() -> None:
+    """Issue 11's ladder: random, greedy, mcts at two budgets, az with and without search, and
+    the PPO examples' models, each with a card on the panel of small and of medium."""
+    script = _load_script("make_leaderboard")
+    for panel_id in ("small-v1", "medium-v1"):
+        board = load_panel(panel_id, None).board.name
+        have = {card["agent"] for card in script.load_cards(panel_id)}
+        missing = [s for s in script.SHIPPED + script.EXAMPLES[board] if s not in have]
+        assert not missing, f"no card on {panel_id} for {missing}; run `python docs/make_leaderboard.py --play`"
+    for specs in script.EXAMPLES.values():
+        for spec in specs:
+            model = ROOT / spec.partition("path=")[2]
+            assert model.is_file(), f"{spec}: {model} is missing"
+
+
 def test_shipped_cards_check_against_their_panels() -> None:
     cards = sorted((ROOT / "docs" / "cards").glob("*/*.json"))
     assert cards, "no cards under docs/cards"

@@ -141,3 +141,22 @@ def test_torchrl_ppo(tmp_path):
 def test_rllib_ppo(tmp_path):
     output = run_example("rllib_ppo.py", [], tmp_path, ["torch", "ray"])
     assert "iteration 1:" in output
+
+
+@pytest.mark.parametrize("board", ["small", "medium"])
+def test_ladder_models_of_the_ppo_examples_play_legal_games(board: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trained PPO policies in examples/models/ (the ladder's PPO rows) load through their
+    agent specs and finish a game against random on their board."""
+    require("torch", "the example models need it")
+    require("sb3_contrib", "the MaskablePPO model needs it")
+    from carnac_env.arena import play_game
+
+    monkeypatch.chdir(EXAMPLES.parent)  # the specs' paths are relative to the repository
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    for spec in (
+        f"carnac_env.train.ppo.SelfPlayAgent:path=examples/models/selfplay-ppo-{board}.pt",
+        f"sb3_maskable_ppo.MaskablePPOAgent:path=examples/models/sb3-ppo-{board}.zip",
+    ):
+        record = play_game(board, spec, "random", seed=0)
+        assert record.result is not None, spec
+        assert record.replay().is_over

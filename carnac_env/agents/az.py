@@ -29,7 +29,8 @@ player to act changes along the path (:func:`backup`).
 
 Options (spec ``az:sims=200:c=1.5:model=PATH``):
 
-* ``sims``: simulations per move (default 100); ``sims=0`` plays the raw policy (the
+* ``sims``: simulations per move (default 300: about two thirds of the default ``mcts``'s
+  time per move, benchmarks/az_move_time.py); ``sims=0`` plays the raw policy (the
   legal action with the highest network logit, no search);
 * ``c``: the PUCT exploration constant (default 1.5);
 * ``model``: a model file (``.npz`` written by :meth:`PolicyValueNet.save`) or the name of
@@ -477,7 +478,7 @@ class AZAgent(SearchAgent):
 
     name = "az"
 
-    def __init__(self, seed: int = 0, sims: int = 100, c: float = 1.5, model: str = "") -> None:
+    def __init__(self, seed: int = 0, sims: int = 300, c: float = 1.5, model: str = "") -> None:
         super().__init__(seed)
         if sims < 0:
             raise CarnacError(f"az option sims={sims} must be >= 0 (0: the raw policy)")
@@ -536,7 +537,7 @@ register(
     "az",
     AZAgent,
     {
-        "sims": (int, 100, "PUCT simulations per move; 0: the raw policy"),
+        "sims": (int, 300, "PUCT simulations per move; 0: the raw policy"),
         "c": (float, 1.5, "PUCT exploration constant"),
         "model": (str, "", "model file (.npz) or shipped model name; default: the board's shipped model"),
     },
