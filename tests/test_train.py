@@ -8,6 +8,8 @@ from _frameworks import require
 
 torch = require("torch")
 
+from _training import SHARDED, TINY, assert_same_run  # noqa: E402
+
 from carnac_env.agents import make  # noqa: E402
 from carnac_env.agents.az import PolicyValueNet  # noqa: E402
 from carnac_env.core.game import GameState  # noqa: E402
@@ -15,23 +17,6 @@ from carnac_env.errors import CarnacError  # noqa: E402
 from carnac_env.train.cli import run  # noqa: E402
 from carnac_env.train.selfplay import greedy_games, selfplay_games  # noqa: E402
 from carnac_env.train.trainer import Config, Trainer  # noqa: E402
-
-TINY = {
-    "board": "petit_menec",
-    "games": 4,
-    "bootstrap_iterations": 1,
-    "sims": 4,
-    "train_steps": 10,
-    "batch_size": 64,
-    "buffer": 2_000,
-    "channels": 8,
-    "blocks": 1,
-    "hidden": 8,
-    "eval_every": 2,
-    "eval_games": 2,
-    "eval_sims": 2,
-    "mcts_sims": 10,
-}
 
 
 def test_games_give_consistent_samples():
@@ -134,20 +119,6 @@ def test_carnac_train_runs_the_same_command_line(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- shards and workers
-SHARDED = dict(TINY, iterations=2, eval_every=0, selfplay_shards=2)
-
-
-def _same_run(a: Trainer, b: Trainer) -> None:
-    """The same replay buffer, curve (times aside) and weights, bit for bit."""
-    for key, value in a.replay.state().items():
-        np.testing.assert_array_equal(b.replay.state()[key], value, err_msg=key)
-
-    def timeless(curve):
-        return [{k: v for k, v in row.items() if k not in ("wall_seconds", "cpu_seconds")} for row in curve]
-
-    assert timeless(b.curve) == timeless(a.curve)
-    for name, value in a.net.state_dict().items():
-        torch.testing.assert_close(b.net.state_dict()[name], value, rtol=0, atol=0)
 
 
 def test_one_shard_plays_with_the_runs_own_generator(tmp_path):
@@ -174,7 +145,7 @@ def test_shards_split_the_games_and_play_the_same_on_local_workers(tmp_path):
         assert isinstance(players, LocalPlayers) and players.workers == 2
         there = Trainer(tmp_path / "there", Config(**SHARDED), progress=False, players=players)
         there.run()
-    _same_run(here, there)
+    assert_same_run(here, there)
     assert there.cpu > 0
     # the same settings with one shard give another run (the split is part of the settings)
     one = Trainer(tmp_path / "one", Config(**dict(SHARDED, selfplay_shards=1)), progress=False)
@@ -194,7 +165,7 @@ def test_a_resumed_run_may_change_its_workers(tmp_path):
     with shard_players(workers=2) as players:
         resumed = Trainer(tmp_path / "b", None, progress=False, iterations=3, players=players)
         resumed.run()
-    _same_run(straight, resumed)
+    assert_same_run(straight, resumed)
 
 
 def test_split_games():
@@ -285,5 +256,5 @@ def test_a_lost_local_worker_is_replaced(tmp_path):
         assert workers
         os.kill(workers[0].pid, signal.SIGKILL)  # a worker is lost between iterations
         there.run_iteration()
-    _same_run(here, there)
+    assert_same_run(here, there)
     assert not multiprocessing.active_children()  # the workers stop with the block

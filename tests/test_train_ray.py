@@ -10,32 +10,19 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from _frameworks import require
 
 torch = require("torch")
+
+from _training import SHARDED, assert_same_run  # noqa: E402
 
 from carnac_env.train.cli import run  # noqa: E402
 from carnac_env.train.trainer import Config, Trainer  # noqa: E402
 from carnac_env.train.workers import RayPlayers, shard_players  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = {
-    "board": "petit_menec",
-    "games": 4,
-    "bootstrap_iterations": 1,
-    "sims": 4,
-    "train_steps": 10,
-    "batch_size": 64,
-    "buffer": 2_000,
-    "channels": 8,
-    "blocks": 1,
-    "hidden": 8,
-    "eval_every": 0,
-    "iterations": 2,
-    "selfplay_shards": 2,
-}
+TINY = dict(SHARDED)  # two seeded shards: the runs compared are sharded runs
 
 
 def cli_args(out: Path, **extra: object) -> list[str]:
@@ -68,18 +55,6 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Trainer:
     return trainer
 
 
-def same_run(a: Trainer, b: Trainer) -> None:
-    for key, value in a.replay.state().items():
-        np.testing.assert_array_equal(b.replay.state()[key], value, err_msg=key)
-
-    def timeless(curve):
-        return [{k: v for k, v in row.items() if k not in ("wall_seconds", "cpu_seconds")} for row in curve]
-
-    assert timeless(b.curve) == timeless(a.curve)
-    for name, value in a.net.state_dict().items():
-        torch.testing.assert_close(b.net.state_dict()[name], value, rtol=0, atol=0)
-
-
 def test_ray_gives_the_same_run_as_this_process(ray_cluster, reference, tmp_path, capsys):
     """`carnac train --ray` on the open session: one shard per CPU (2) by default, same run."""
     args = cli_args(tmp_path)
@@ -89,7 +64,7 @@ def test_ray_gives_the_same_run_as_this_process(ray_cluster, reference, tmp_path
     assert "self-play: 2 shard(s) per iteration on 2 Ray actors" in capsys.readouterr().out
     on_ray = Trainer(tmp_path, None, progress=False)
     assert on_ray.config.selfplay_shards == 2
-    same_run(reference, on_ray)
+    assert_same_run(reference, on_ray)
 
 
 def test_actors_hold_no_pytorch_and_a_lost_one_is_replaced(ray_cluster, reference, tmp_path):
@@ -105,7 +80,7 @@ def test_actors_hold_no_pytorch_and_a_lost_one_is_replaced(ray_cluster, referenc
         os.kill(pid, signal.SIGKILL)  # the actor's process is lost between iterations
         trainer.run_iteration()
         assert ray.get(players.actors[0].__ray_call__.remote(lambda actor: os.getpid())) != pid
-    same_run(reference, trainer)
+    assert_same_run(reference, trainer)
 
 
 def test_a_wrong_address_is_a_clear_error(tmp_path, capsys):
