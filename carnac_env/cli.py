@@ -7,6 +7,7 @@
     carnac play --board medium --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH | --html PATH]
     carnac train --board small --out DIR          # AlphaZero-style training (the train extra)
+    carnac train ... --workers N | --ray [ADDRESS]   # self-play games in N processes or on Ray actors
 
 Without the console script installed, run ``python -m carnac_env.cli``. Every user
 mistake prints one line starting with ``carnac: error:`` and exits with status 2.
