@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from carnac_env.agents import make
 from carnac_env.evaluate import load_panel, panel_ids
 
 DOCS = Path(__file__).resolve().parent
@@ -55,12 +56,12 @@ def describe(spec: str) -> str:
         return "uniform over the legal actions"
     if name == "greedy":
         return "one-move lookahead with the opponent's reply"
-    if name == "mcts":
-        return f"UCT with compiled random playouts, {options.replace('sims=', '') or 'default 5000'} simulations"
-    if name == "az" and options == "sims=0":
-        return "the shipped network's raw policy, no search"
-    if name == "az":
-        return "PUCT over the shipped network, " + (options.replace("sims=", "") or "default 300") + " simulations"
+    if name in ("mcts", "az"):
+        sims = make(spec).sims  # the agent's own budget, its default when the spec names none
+        budget = f"{'default ' if not options else ''}{sims} simulations"
+        if name == "mcts":
+            return f"UCT with compiled random playouts, {budget}"
+        return f"PUCT over the shipped network, {budget}" if sims else "the shipped network's raw policy, no search"
     if name.endswith("SelfPlayAgent"):
         return "self-play PPO (`python -m carnac_env.train.ppo`), policy only"
     if name.endswith("MaskablePPOAgent"):
