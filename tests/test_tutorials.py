@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -34,10 +32,6 @@ NEEDS = {
     "self-play.md": ["torch"],
     "alphazero.md": ["torch"],
 }
-FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S
-)
-TITLE = re.compile(r'title="(?P<file>[\w./-]+)"')
 
 
 DRIVER = """
@@ -57,25 +51,11 @@ print("--- all blocks ran", flush=True)
 
 
 def runnable_blocks(text: str) -> list[tuple[str, str, int]]:
-    """``(language, code, line)`` of the blocks to run, in order (``pip install`` lines dropped).
-
-    A block with a title (```` ```python title="my_agents.py" ````, as mkdocs-material shows it)
-    is a file for the reader to save: it becomes ``("file:my_agents.py", code, line)``.
-    """
-    out = []
-    for m in FENCE.finditer(text):
-        lang, body = m.group("lang"), textwrap.dedent(m.group("body"))
-        line = text.count("\n", 0, m.start()) + 1
-        title = TITLE.search(m.group("info"))
-        if title:
-            out.append((f"file:{title.group('file')}", body, line))
-        elif lang == "python":
-            out.append((lang, body, line))
-        elif lang == "bash":
-            kept = [ln for ln in body.splitlines() if not ln.strip().startswith("pip install")]
-            if any(ln.strip() and not ln.strip().startswith("#") for ln in kept):
-                out.append((lang, "\n".join(kept), line))
-    return out
+    """``(language, code, line)`` of the blocks to run, in order (``pip install`` lines dropped),
+    as docs/make_tutorials.py finds them (the one parser, so the test runs what the page
+    generator records). A titled block (```` ```python title="my_agents.py" ````) is a file for
+    the reader to save: ``("file:my_agents.py", code, line)``."""
+    return [(kind, code, line) for kind, code, line, _ in _make_tutorials().blocks(text)]
 
 
 def test_every_tutorial_is_listed():
