@@ -485,6 +485,15 @@ def test_lying_pair_plus_standing_is_a_dolmen() -> None:
     assert dolmens("w...\nw...\nW...") == ((), (3,))
 
 
+def test_dolmen_squares_by_colour() -> None:
+    """scoring.dolmens (what the renderers outline): each dolmen's colour and squares, Red's
+    first; groups smaller than min_dolmen are left out."""
+    from carnac_env.core.scoring import dolmens as dolmen_squares
+
+    state = GameState.from_diagram("custom", ["RRR.W", "....W", "RR..W"], rows=3, cols=5)
+    assert dolmen_squares(state.board, state.cells) == [(1, [0, 1, 2]), (2, [4, 9, 14])]
+
+
 def test_group_of_two_is_no_dolmen() -> None:
     assert dolmens("RR..\n....\n..WW") == ((), ())
     assert dolmens("rr..\n....") == ((), ())

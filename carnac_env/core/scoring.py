@@ -47,6 +47,12 @@ def groups(board: Board, cells: Sequence[int], colour: int) -> list[list[int]]:
     return found
 
 
+def dolmens(board: Board, cells: Sequence[int]) -> list[tuple[int, list[int]]]:
+    """Every dolmen on the board as ``(colour, squares)``: Red's (colour 1) first, then
+    White's (2); a dolmen is a group of at least ``board.min_dolmen`` squares."""
+    return [(colour, g) for colour in (1, 2) for g in groups(board, cells, colour) if len(g) >= board.min_dolmen]
+
+
 def dolmen_sizes(board: Board, cells: Sequence[int], colour: int) -> list[int]:
     """Sizes of the dolmens of ``colour`` (cell value 1 red, 2 white), largest first."""
     sizes = [len(g) for g in groups(board, cells, colour) if len(g) >= board.min_dolmen]

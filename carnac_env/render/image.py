@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from carnac_env.core import scoring
 from carnac_env.core.actions import tilt_colours
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, PLACE, PLAYER_NAMES, STANDING, GameState
 from carnac_env.core.notation import column_name, square_name
-from carnac_env.core.scoring import groups
 from carnac_env.errors import CarnacError
 from carnac_env.render.score import score_line, tie_break_reason, turn_line
 
@@ -488,13 +488,7 @@ class ImageRenderer:
     # ----------------------------------------------------------------- dynamic parts
     def dolmen_groups(self, state: GameState) -> list[tuple[int, list[int]]]:
         """The dolmens of the position as ``(colour, squares)`` (colour 1 red, 2 white)."""
-        board = self.board
-        return [
-            (colour, group)
-            for colour in (1, 2)
-            for group in groups(board, state.cells, colour)
-            if len(group) >= board.min_dolmen
-        ]
+        return scoring.dolmens(self.board, state.cells)
 
     def _wash_dolmens(self, image: Any, found: list[tuple[int, list[int]]]) -> None:
         """Tint each dolmen's squares with its colour (drawn under the pieces)."""

@@ -27,7 +27,7 @@ from html import escape
 from carnac_env.core.boards import Board
 from carnac_env.core.game import OVER, STANDING, GameState
 from carnac_env.core.notation import column_name
-from carnac_env.core.scoring import groups
+from carnac_env.core.scoring import dolmens
 from carnac_env.render.image import (
     BACKGROUND,
     BLOCK_OUTER,
@@ -117,7 +117,7 @@ def pieces_layer(
 ) -> str:
     """The parts that change with the position: megaliths, previews, dolmens, marks, status."""
     out: list[str] = []
-    found = _dolmens(state) if state.phase == OVER else []
+    found = dolmens(state.board, state.cells) if state.phase == OVER else []
     _wash(out, layout, found)
     _lying(out, layout, state)
     _standing(out, layout, state)
@@ -145,16 +145,6 @@ def state_svg(
 
 
 # --------------------------------------------------------------------------- the pieces
-def _dolmens(state: GameState) -> list[tuple[int, list[int]]]:
-    board = state.board
-    return [
-        (colour, group)
-        for colour in (1, 2)
-        for group in groups(board, state.cells, colour)
-        if len(group) >= board.min_dolmen
-    ]
-
-
 def _wash(out: list[str], layout: SvgLayout, found: list[tuple[int, list[int]]]) -> None:
     cell = layout.cell
     for colour, group in found:
