@@ -59,7 +59,7 @@ from carnac_env.render.image import (
     font,
 )
 from carnac_env.render.score import standing, tie_break_reason
-from carnac_env.render.window import import_pygame
+from carnac_env.render.window import import_pygame, open_window
 
 #: Keys (pygame key names) and what they do.
 KEYS = {
@@ -592,15 +592,12 @@ class GuiApp:
         self.controller = controller
         self.computer_delay = computer_delay
         self._last_move_at = 0.0
-        pygame.display.init()
-        try:
-            self.screen = pygame.display.set_mode((controller.width, controller.height))
-        except pygame.error as err:
-            pygame.display.quit()
-            raise CarnacError(
-                f"cannot open a window ({err}); play in the terminal instead, or set SDL_VIDEODRIVER=dummy"
-            ) from None
-        pygame.display.set_caption(f"Carnac - {controller.board.name}")
+        self.screen = open_window(
+            pygame,
+            (controller.width, controller.height),
+            f"Carnac - {controller.board.name}",
+            "play in the terminal instead",
+        )
         self.running = True
         self._dirty = True
 

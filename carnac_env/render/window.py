@@ -33,6 +33,22 @@ def import_pygame() -> Any:
     return pygame
 
 
+def open_window(pygame: Any, size: tuple[int, int], caption: str, instead: str) -> Any:
+    """Initialise pygame's display and open a window of ``size`` pixels titled ``caption``.
+
+    Raises:
+        CarnacError: no window can be opened (no display); the message suggests ``instead``.
+    """
+    pygame.display.init()
+    try:
+        screen = pygame.display.set_mode(size)
+    except pygame.error as err:
+        pygame.display.quit()
+        raise CarnacError(f"cannot open a window ({err}); {instead}, or set SDL_VIDEODRIVER=dummy") from None
+    pygame.display.set_caption(caption)
+    return screen
+
+
 class Window:
     """The board in a pygame window.
 
@@ -69,17 +85,10 @@ class Window:
         """
         if self._screen is not None:
             return
-        pygame = self.pygame
-        pygame.display.init()
         layout = self.renderer.layout
-        try:
-            self._screen = pygame.display.set_mode((layout.width, layout.height))
-        except pygame.error as err:
-            pygame.display.quit()
-            raise CarnacError(
-                f"cannot open a window ({err}); use render_mode='ansi', or set SDL_VIDEODRIVER=dummy"
-            ) from None
-        pygame.display.set_caption(f"{self.title} - {self.board.name}")
+        self._screen = open_window(
+            self.pygame, (layout.width, layout.height), f"{self.title} - {self.board.name}", "use render_mode='ansi'"
+        )
         self.closed_by_user = False
 
     def show(self, state: GameState, **draw_options: Any) -> None:
