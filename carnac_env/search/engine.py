@@ -20,13 +20,14 @@ leaf's game, so the expansion reads its legal actions there.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from carnac_env.batch import kernel
 from carnac_env.search import games
 from carnac_env.search.games import NOT_OVER
 from carnac_env.search.rules import select_edge
-from carnac_env.search.tree import add_edges, add_node, backup, set_priors_from_logits
+from carnac_env.search.tree import add_edges, add_node, backup, set_priors_from_logits, swap_edges
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -233,3 +234,37 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
             stack_next[top] = 0
             top += 1
     return -1
+
+
+@njit(**_JIT)
+def restrict_root(tree, t, wanted, count, num_actions):  # pragma: no cover - compiled
+    """Keep only the root edges of tree ``t`` whose actions are in ``wanted[:count]`` (the
+    visited ones first, for UCT's untried order), renormalising their priors; the others' subtrees
+    become unreachable. Returns how many edges were kept."""
+    root = tree.root[t]
+    first = tree.first[t, root]
+    total = tree.count[t, root]
+    mark = np.zeros(num_actions, np.bool_)
+    for k in range(count):
+        mark[wanted[k]] = True
+    kept = 0
+    tried = 0
+    for visited in (True, False):
+        for k in range(kept, total):
+            e = first + k
+            if mark[tree.action[t, e]] and (tree.n[t, e] > 0) == visited:
+                swap_edges(tree, t, first + kept, e)
+                kept += 1
+        if visited:
+            tried = kept
+    visits = 0
+    mass = 0.0
+    for k in range(kept):
+        visits += tree.n[t, first + k]
+        mass += tree.prior[t, first + k]
+    for k in range(kept):
+        tree.prior[t, first + k] = tree.prior[t, first + k] / mass if mass > 0 else 1.0 / kept
+    tree.count[t, root] = kept
+    tree.tried[t, root] = tried
+    tree.visits[t, root] = visits
+    return kept

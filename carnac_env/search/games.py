@@ -151,6 +151,7 @@ def random_action(st, i, x):  # pragma: no cover - compiled
 def playout(st, i, x):  # pragma: no cover - compiled
     """Play game ``i`` of ``st`` to the end with uniformly random legal moves (changing it);
     return the winner (0, 1, -1 a draw) and the generator's next state."""
+    x = np.uint64(x)  # a state passed back from Python may arrive as a signed integer
     over = st.phase[i] == OVER
     while not over:
         x, action = random_action(st, i, x)
@@ -163,6 +164,7 @@ def playout_value(st, i, work, j, playouts, x):  # pragma: no cover - compiled
     """The mean result, for the player to act in game ``i`` of ``st``, of ``playouts`` random
     playouts (each played in slot ``j`` of ``work``, a KernelState on the same board; ``st`` is
     left as it was), and the generator's next state."""
+    x = np.uint64(x)  # a state passed back from Python may arrive as a signed integer
     player = st.to_act[i]
     total = 0.0
     for _ in range(playouts):

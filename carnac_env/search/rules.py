@@ -32,7 +32,7 @@ from numba import njit
 
 from carnac_env import _checks
 from carnac_env.search.games import kernel
-from carnac_env.search.tree import edge_q
+from carnac_env.search.tree import edge_q, swap_edges
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -284,7 +284,7 @@ def _uct(tree, t, node, c):  # pragma: no cover - compiled
         x, u = kernel._splitmix(tree.rng[t])
         tree.rng[t] = x
         pick = first + tried + int(u * (count - tried))
-        _swap_edges(tree, t, first + tried, pick)
+        swap_edges(tree, t, first + tried, pick)
         tree.tried[t, node] = tried + 1
         return first + tried
     # score = (1 + w/n) / 2, so ranking by w/n + 2c sqrt(ln N / n) keeps UCB1's order
@@ -299,19 +299,6 @@ def _uct(tree, t, node, c):  # pragma: no cover - compiled
             best = score
             index = e
     return index
-
-
-@njit(**_JIT)
-def _swap_edges(tree, t, a, b):  # pragma: no cover - compiled
-    if a == b:
-        return
-    tree.action[t, a], tree.action[t, b] = tree.action[t, b], tree.action[t, a]
-    tree.prior[t, a], tree.prior[t, b] = tree.prior[t, b], tree.prior[t, a]
-    tree.logit[t, a], tree.logit[t, b] = tree.logit[t, b], tree.logit[t, a]
-    tree.noise[t, a], tree.noise[t, b] = tree.noise[t, b], tree.noise[t, a]
-    tree.n[t, a], tree.n[t, b] = tree.n[t, b], tree.n[t, a]
-    tree.w[t, a], tree.w[t, b] = tree.w[t, b], tree.w[t, a]
-    tree.child[t, a], tree.child[t, b] = tree.child[t, b], tree.child[t, a]
 
 
 @njit(**_JIT)

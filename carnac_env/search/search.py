@@ -29,6 +29,7 @@ from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import NUM_PLANES
 from carnac_env.errors import CarnacError
+from carnac_env.models.network import blas_single_thread
 from carnac_env.search import engine
 from carnac_env.search.evaluators import Evaluator, Mixed, Network, Playouts
 from carnac_env.search.games import copy_game, legal_actions
@@ -132,6 +133,7 @@ class Search:
         self._no_logits = np.zeros(self.num_actions, dtype=np.float32)
         self._slots = np.arange(self.trees, dtype=np.int64)
         self.active = np.zeros(self.trees, dtype=np.bool_)
+        self._restrict: list[np.ndarray | None] = [None] * self.trees
         self._games: BatchGame | None = None
         self._noise_rng = np.random.default_rng(self.seed)
         self.arrays.rng[:] = np.random.SeedSequence(self.seed).generate_state(self.trees, np.uint64)
@@ -202,6 +204,7 @@ class Search:
                 self.arrays.root[t] = node
             else:
                 engine.start_tree(self.tree, t, self.base, t)
+            self._restrict[t] = None
             self.active[t] = True
 
     def set_games(self, states: Sequence[GameState], reuse: bool = False) -> None:
@@ -216,13 +219,27 @@ class Search:
             self._games.set_state(i, state)
         self.set_roots(self._games._state, range(len(states)), reuse=reuse)
 
-    def expand_roots(self, root_actions: Sequence[Sequence[int] | None] | None = None) -> None:
-        """Expand the active trees' new roots (their edges, priors and value; root noise).
+    def restrict_root(self, t: int, actions: Sequence[int] | None) -> None:
+        """Search only ``actions`` (legal ones, e.g. the best few by some ranking) at tree ``t``'s
+        root, or every legal action with None. A reused root keeps the statistics of the
+        actions it keeps; call after :meth:`set_roots` or :meth:`set_games`, before :meth:`run`."""
+        if actions is None:
+            self._restrict[t] = None
+            return
+        wanted = np.unique(np.asarray(actions, dtype=np.int32))
+        legal = self._legal(t)
+        if len(wanted) == 0 or not np.isin(wanted, legal).all():
+            raise CarnacError(f"root actions {list(map(int, wanted))} are not legal actions of tree {t}'s root")
+        self._restrict[t] = wanted
+        a = self.arrays
+        if a.count[t, a.root[t]] >= 0:
+            kept = engine.restrict_root(self.tree, t, wanted, len(wanted), self.num_actions)
+            if kept < len(wanted):  # the reused root lacked some: start afresh with the restriction
+                engine.start_tree(self.tree, t, self.base, t)
 
-        ``root_actions[t]``, when given and not None, restricts tree ``t``'s root to those
-        actions (legal ones, e.g. the best few by some ranking); an already expanded root is
-        restricted too (its other edges are dropped from the selection by a fresh expansion).
-        """
+    def expand_roots(self) -> None:
+        """Expand the active trees' new roots (their edges, priors and value; root noise),
+        over the actions given to :meth:`restrict_root` or all legal ones."""
         a = self.arrays
         fresh = [int(t) for t in np.flatnonzero(self.active) if a.count[t, a.root[t]] < 0]
         if not fresh:
@@ -238,11 +255,8 @@ class Search:
             logits, values = self._forward(count)
             order = {int(self._waiting[k]): k for k in range(count)}
         for t in fresh:
-            legal = self._legal(t)
-            wanted = None if root_actions is None else root_actions[t]
-            actions = legal if wanted is None else np.asarray(wanted, dtype=np.int32)
-            if wanted is not None and not np.isin(actions, legal).all():
-                raise CarnacError(f"root actions {list(map(int, actions))} are not all legal in tree {t}")
+            wanted = self._restrict[t]
+            actions = self._legal(t) if wanted is None else wanted
             if t in order:
                 k = order[t]
                 engine.expand_root(self.tree, t, actions, len(actions), logits[k], float(values[k]), True)
@@ -281,6 +295,10 @@ class Search:
         ``seconds`` > 0 and playouts, as many as fit in that time. Returns the simulations run
         per tree (also in :attr:`last_sims`)."""
         sims = _checks.whole("sims", sims, 0)
+        with blas_single_thread():
+            return self._run(sims, seconds)
+
+    def _run(self, sims: int, seconds: float) -> int:
         self.expand_roots()
         self.last_sims[:] = 0
         if seconds:

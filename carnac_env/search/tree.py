@@ -219,6 +219,20 @@ def set_priors_from_logits(tree, t, node, logits):  # pragma: no cover - compile
         tree.prior[t, first + k] = tree.prior[t, first + k] / total
 
 
+@njit(**_JIT)
+def swap_edges(tree, t, a, b):  # pragma: no cover - compiled
+    """Exchange edges ``a`` and ``b`` of tree ``t`` (all their fields)."""
+    if a == b:
+        return
+    tree.action[t, a], tree.action[t, b] = tree.action[t, b], tree.action[t, a]
+    tree.prior[t, a], tree.prior[t, b] = tree.prior[t, b], tree.prior[t, a]
+    tree.logit[t, a], tree.logit[t, b] = tree.logit[t, b], tree.logit[t, a]
+    tree.noise[t, a], tree.noise[t, b] = tree.noise[t, b], tree.noise[t, a]
+    tree.n[t, a], tree.n[t, b] = tree.n[t, b], tree.n[t, a]
+    tree.w[t, a], tree.w[t, b] = tree.w[t, b], tree.w[t, a]
+    tree.child[t, a], tree.child[t, b] = tree.child[t, b], tree.child[t, a]
+
+
 # ----------------------------------------------------------------------------- the backup
 @njit(**_JIT)
 def backup(tree, t, value, player):  # pragma: no cover - compiled

@@ -1,14 +1,18 @@
 """The settings of a training run (no PyTorch needed to read them: the command line builds its
-options from this class)."""
+options from this class), and their checks."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from carnac_env import _checks
 from carnac_env.errors import CarnacError
 
-__all__ = ["Config", "check_shards"]
+__all__ = ["Config", "check_shards", "config_from"]
+
+#: The self-play search rules.
+RULES = ("gumbel", "puct")
 
 
 @dataclass
@@ -19,12 +23,19 @@ class Config:
     seed: int = 0
     iterations: int = 30
     games: int = 32
-    bootstrap_iterations: int = 4
+    bootstrap_iterations: int = 2
     bootstrap_temperature: float = 8.0
+    rule: str = "gumbel"
     sims: int = 32
+    considered: int = 16
     c: float = 1.5
     temperature_moves: int = 8
-    train_steps: int = 100
+    openings: int = 4
+    playouts: int = 0
+    value_search: float = 0.0
+    value_playouts: float = 0.0
+    ownership: float = 0.0
+    train_steps: int = 50
     batch_size: int = 256
     lr: float = 1e-3
     weight_decay: float = 1e-4
@@ -32,22 +43,89 @@ class Config:
     channels: int = 32
     blocks: int = 3
     hidden: int = 64
-    eval_every: int = 2
-    eval_games: int = 10
+    eval_every: int = 4
+    eval_games: int = 20
     eval_sims: int = 32
+    eval_openings: int = 4
     mcts_sims: int = 200
     threads: int = 1
     init: str = ""
     #: Each iteration's games are split into this many shards, each played with a generator of
     #: its own seed (drawn from the run's), so that workers can play them; 1 plays them all with
-    #: the run's own generator, as before shards existed (the results differ between the two).
+    #: the run's own generator (the results differ between the two).
     selfplay_shards: int = 1
+
+    def check(self) -> Config:
+        """Check every setting (type and range); returns ``self``.
+
+        Raises:
+            CarnacError: naming the setting, its value and what was expected.
+        """
+        whole = {
+            "seed": (0, 2**63 - 1),
+            "iterations": (0, 10**7),
+            "games": (1, 4096),
+            "bootstrap_iterations": (0, 10**6),
+            "sims": (1, 100_000),
+            "considered": (1, 4096),
+            "temperature_moves": (0, 10**4),
+            "openings": (0, 64),
+            "playouts": (0, 10_000),
+            "train_steps": (1, 10**6),
+            "batch_size": (1, 1 << 16),
+            "buffer": (1, 10**8),
+            "channels": (1, 256),
+            "blocks": (0, 32),
+            "hidden": (1, 1024),
+            "eval_every": (0, 10**6),
+            "eval_games": (1, 10_000),
+            "eval_sims": (0, 100_000),
+            "eval_openings": (0, 64),
+            "mcts_sims": (1, 10**6),
+            "threads": (1, 256),
+        }
+        for name, (low, high) in whole.items():
+            _checks.whole(f"training setting {name}", getattr(self, name), low, high)
+        _checks.number("training setting bootstrap_temperature", self.bootstrap_temperature, 0.0, low_open=True)
+        _checks.number("training setting c", self.c, 0.0)
+        _checks.number("training setting lr", self.lr, 0.0, 10.0, low_open=True)
+        _checks.number("training setting weight_decay", self.weight_decay, 0.0, 10.0)
+        for name in ("value_search", "value_playouts"):
+            _checks.number(f"training setting {name}", getattr(self, name), 0.0, 1.0)
+        if self.value_search + self.value_playouts > 1.0:
+            raise CarnacError(
+                f"training settings value_search={self.value_search:g} and value_playouts={self.value_playouts:g} "
+                "add up to more than 1 (the game's result takes the rest of the value target)"
+            )
+        if self.value_playouts and not self.playouts:
+            raise CarnacError("training setting value_playouts > 0 needs playouts > 0 (playouts per position)")
+        _checks.number("training setting ownership", self.ownership, 0.0, 100.0)
+        _checks.choice("training setting rule", self.rule, RULES)
+        if not isinstance(self.board, str) or not isinstance(self.init, str):
+            raise CarnacError("training settings board and init must be text")
+        check_shards(self.selfplay_shards, self.games)
+        return self
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as a plain dict (for JSON and checkpoints)."""
+        return asdict(self)
 
 
 def check_shards(shards: Any, games: int) -> int:
     """``selfplay_shards`` as a whole number from 1 to ``games``; CarnacError otherwise."""
-    if isinstance(shards, bool) or not hasattr(shards, "__index__") or not 1 <= int(shards) <= games:
+    if not _checks.is_whole(shards) or not 1 <= int(shards) <= games:
         raise CarnacError(
             f"selfplay_shards must be a whole number from 1 to the games per iteration ({games}), got {shards!r}"
         )
     return int(shards)
+
+
+def config_from(values: dict[str, Any]) -> Config:
+    """A checked :class:`Config` from a dict of settings (unknown keys raise CarnacError)."""
+    if not isinstance(values, dict):
+        raise CarnacError(f"training settings must be a mapping, got {type(values).__name__}")
+    known = {f.name for f in fields(Config)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise CarnacError(f"unknown training settings {unknown}; expected some of {sorted(known)}")
+    return Config(**values).check()

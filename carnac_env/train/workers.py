@@ -16,7 +16,7 @@ network's weights and the shard, so the samples are the same wherever the shards
 
 :func:`shard_players` opens either (or nothing, for games in this process) from the command
 line's ``--workers`` and ``--ray``; :func:`check_players` checks those first. Workers import
-:mod:`carnac_env.train.selfplay` and the numpy network of :mod:`carnac_env.agents.az`, never
+:mod:`carnac_env.train.selfplay` and the numpy network of :mod:`carnac_env.models`, never
 PyTorch, so a cluster's nodes need only ``pip install 'carnac-env[ray]'``.
 """
 
@@ -28,9 +28,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from carnac_env.agents.az import PolicyValueNet
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
+from carnac_env.models import PolicyValueNet
 from carnac_env.train.selfplay import Samples, Shard, timed_shard
 
 #: What a player returns for each shard: samples, statistics, CPU seconds spent on it.
