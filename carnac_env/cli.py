@@ -235,6 +235,17 @@ def _check_writable(path: str) -> None:
         raise CarnacError(f"--save {path}: cannot write there (permission denied)")
 
 
+def _save_record(record: Any, save: str) -> None:
+    """Save the game's record (atomically); when that fails (a full disk), print the record
+    so the game is not lost, then raise the error naming the file."""
+    try:
+        record.save(save)
+    except CarnacError:
+        print("the record could not be saved; here it is, to keep:", file=sys.stderr)
+        print(record.to_json(), flush=True)
+        raise
+
+
 def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     """Play a game in the terminal against ``--opponent``; save its record at the end (also
     after 'quit', end of input or Ctrl-C)."""
@@ -249,7 +260,9 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     if args.gui:
         from carnac_env.play.gui import play_gui  # a missing gui extra raises CarnacError naming it
 
-        record = play_gui(board, args.opponent, args.seat, save, args.seed)
+        record = play_gui(board, args.opponent, args.seat, None, args.seed)
+        if record is not None:
+            _save_record(record, save)
         if record is not None and record.result is not None:
             print(_result_line(record.result, _names(args)))
         print(f"record saved to {save}")
@@ -272,7 +285,7 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     print()
     print(render_text(env.game, color=color, agent_names=names, width=width))
     record = env.record(agents=list(names), seats={"you": args.seat}, seed=args.seed)
-    record.save(save)
+    _save_record(record, save)
     if stopped:
         print(f"game {stopped} after {len(record.moves)} moves; record of the game so far saved to {save}")
         return 130 if stopped == "interrupted" else 0

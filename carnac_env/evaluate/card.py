@@ -8,11 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from carnac_env._files import lock_folder, write_json, write_text
 from carnac_env.agents import make
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, PRIOR_DRAWS, fit_against_anchors
 from carnac_env.arena.run import check_runner, play_schedule
 from carnac_env.arena.schedule import ArenaGame, check_games, check_seed, game_seed
-from carnac_env.arena.store import ArenaStore, write_atomic
+from carnac_env.arena.store import ArenaStore
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
 from carnac_env.evaluate.panel import Panel, load_panel
@@ -74,7 +75,8 @@ def evaluate(
 
     Raises:
         CarnacError: a bad spec, panel, board, number of games, seed or workers, or an output
-            folder holding something else; all before any game is played.
+            folder holding something else or in use by another run (the folder is locked
+            for the whole evaluation); all before any game is played.
         KeyboardInterrupt: Ctrl-C or SIGTERM; finished games are kept for the resume.
     """
     from carnac_env import __version__
@@ -100,11 +102,12 @@ def evaluate(
     }
     store = ArenaStore(out)
     planned = evaluation_games(spec, chosen, games, seed)
-    lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
-    card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel)
-    write_atomic(store.games_path, "".join(line + "\n" for line in lines))
     card_path = Path(out) / "card.json"
-    write_atomic(card_path, json.dumps(card, indent=2) + "\n")
+    with lock_folder(store.out, "evaluate"):
+        lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
+        card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel)
+        write_text(store.games_path, "".join(line + "\n" for line in lines), if_changed=True)
+        write_json(card_path, card, if_changed=True)
     echo(format_card(card))
     echo(f"card: {card_path}; games: {store.games_path}")
     return card
