@@ -97,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file; default: the newest for --board"
     )
+    evaluate.add_argument(
+        "--trust-panel-code",
+        action="store_true",
+        help="let the --panel file name members by import path (mypkg.mod.Agent): their modules are imported "
+        "and run. Only for a panel file you trust; without it a panel may name built-in agents only "
+        "(docs/security.md)",
+    )
     evaluate.add_argument("--games", type=_positive, default=None, help="games per panel member (default: the panel's)")
     evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
     evaluate.add_argument(
@@ -209,6 +216,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             out=args.out,
             progress=not args.no_progress,
             ray=args.ray,
+            trust_panel_code=args.trust_panel_code,
         )
     )
 

@@ -45,6 +45,7 @@ def evaluate(
     progress: bool = True,
     echo: Callable[[str], None] = print,
     ray: str | None = None,
+    trust_panel_code: bool = False,
 ) -> dict[str, Any]:
     """Play ``agent`` against a reference panel (or resume doing so) and write ``out/card.json``.
 
@@ -69,6 +70,9 @@ def evaluate(
         progress: show a tqdm progress bar on stderr.
         echo: where the card's table goes.
         ray: play the games as Ray tasks, as :func:`~carnac_env.arena.run_arena`'s ``ray``.
+        trust_panel_code: let a panel file name members by import path (their code is
+            imported and run); off by default, so a panel file is data only
+            (:func:`~carnac_env.evaluate.panel.load_panel`, docs/security.md).
 
     Returns:
         The card (the contents of ``card.json``; see docs/evaluating.md).
@@ -85,7 +89,7 @@ def evaluate(
         raise CarnacError(f"the agent to evaluate must be a spec string such as 'greedy', got {agent!r}")
     spec = agent.strip()
     make(spec)  # fail early on a bad spec
-    chosen = load_panel(panel, board)
+    chosen = load_panel(panel, board, trust_code=trust_panel_code)
     games = check_games(chosen.default_games if games is None else games)
     seed = check_seed(chosen.default_seed if seed is None else seed)
     workers, bar_class = check_runner(workers, ray, progress)
