@@ -167,19 +167,22 @@ def make_card(
 
 
 def format_card(card: dict[str, Any]) -> str:
-    """The card as a short text table."""
+    """The card as a short text table (names through :func:`~carnac_env.render.ansi.printable`)."""
+    from carnac_env.render.ansi import printable
+
     rating = card["rating"]
     head = (
-        f"{card['agent']} on {card['board']}, panel {card['panel']['id']}: "
+        f"{printable(card['agent'])} on {card['board']}, panel {card['panel']['id']}: "
         f"{card['games_per_opponent']} games per opponent, seed {card['seed']}, carnac_env {card['carnac_env']}"
     )
-    width = max(10, *(len(o["spec"]) for o in card["opponents"])) + 2
+    width = max(10, *(len(printable(o["spec"])) for o in card["opponents"])) + 2
     lines = [head, "", "opponent".ljust(width) + "panel elo".rjust(10) + "wins".rjust(7) + "draws".rjust(7)]
     lines[-1] += "losses".rjust(8) + "score".rjust(8)
     for o in card["opponents"]:
         score = (o["wins"] + 0.5 * o["draws"]) / o["games"] if o["games"] else 0.0
         lines.append(
-            o["spec"].ljust(width) + f"{round(o['elo']):>10d}{o['wins']:>7}{o['draws']:>7}{o['losses']:>8}{score:>8.0%}"
+            printable(o["spec"]).ljust(width)
+            + f"{round(o['elo']):>10d}{o['wins']:>7}{o['draws']:>7}{o['losses']:>8}{score:>8.0%}"
         )
     t = card["totals"]
     lines.append("total".ljust(width) + "".rjust(10) + f"{t['wins']:>7}{t['draws']:>7}{t['losses']:>8}")
