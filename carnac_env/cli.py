@@ -10,7 +10,9 @@
     carnac train ... --workers N | --ray [ADDRESS]   # self-play games in N processes or on Ray actors
 
 Without the console script installed, run ``python -m carnac_env.cli``. Every user
-mistake prints one line starting with ``carnac: error:`` and exits with status 2.
+mistake prints one line starting with ``carnac: error:`` and exits with status 2: a bad
+option or value (:class:`CarnacArgumentParser`), and a :class:`~carnac_env.errors.CarnacError`
+raised anywhere under a subcommand (caught once, in :func:`main`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import textwrap
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from carnac_env.errors import CarnacError
 
@@ -44,12 +46,24 @@ def _positive(text: str) -> int:
     return value
 
 
+class CarnacArgumentParser(argparse.ArgumentParser):
+    """argparse's parser with the command's one error style: a bad option (an unknown one, a
+    missing value, a value its type refuses) prints ``carnac: error: SUBCOMMAND: ...`` on one
+    line and exits with status 2, as a :class:`CarnacError` raised by a subcommand does.
+    Subcommand parsers (``carnac train``'s too) are made of this class."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("carnac").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"carnac: error: {where}{message}; see '{self.prog} --help'\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``carnac`` command."""
     from carnac_env.core.boards import BOARDS
 
     boards = ", ".join(BOARDS)
-    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
+    parser = CarnacArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
     sub = parser.add_subparsers(dest="command", metavar="{arena,evaluate,play,replay,train}")
     sub.required = True
 
