@@ -206,3 +206,18 @@ def test_a_finished_arena_run_again_rewrites_no_file(tmp_path: Path, finished: P
     inodes = {p.name: p.stat().st_ino for p in out.iterdir()}
     run_arena(AGENTS, out, **SETTINGS)
     assert {p.name: p.stat().st_ino for p in out.iterdir()} == inodes
+
+
+def test_a_finished_evaluation_is_shown_again_from_a_read_only_folder(tmp_path: Path) -> None:
+    from carnac_env.evaluate import PANEL_DIR, evaluate
+
+    data = json.loads((PANEL_DIR / "small-v1.json").read_text())
+    data["members"] = data["members"][:2]  # random and greedy: a quick panel
+    panel = tmp_path / "quick-v1.json"
+    panel.write_text(json.dumps(data))
+    out = tmp_path / "ev"
+    card = evaluate("random", board="small", panel=panel, games=2, out=out, progress=False, echo=lambda _: None)
+    with read_only_copy(out, tmp_path / "ro") as ro:
+        again = evaluate("random", board="small", panel=panel, games=2, out=ro, progress=False, echo=lambda _: None)
+        assert snapshot(ro) == snapshot(out)
+    assert again == card
