@@ -148,7 +148,7 @@ def test_mask_in_observation_and_window_are_flags_not_numbers() -> None:
         with pytest.raises(CarnacError, match=r"mask_in_observation=.*expected True or False"):
             CarnacEnv(board="petit_menec", mask_in_observation=bad)
     for bad in (1, 0, "no"):
-        with pytest.raises(CarnacError, match=r"window .*expected True or False"):
+        with pytest.raises(CarnacError, match=r"window=.*expected None \(automatic\), True or False"):
             raw_env(board="petit_menec", window=bad)
     assert CarnacEnv(board="petit_menec", mask_in_observation=np.bool_(True)).mask_in_observation is True
 

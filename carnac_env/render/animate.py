@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from carnac_env import _checks
+from carnac_env._checks import number as _number
 from carnac_env._files import writing
 from carnac_env.core.actions import decode
 from carnac_env.core.game import PLAYER_NAMES, GameState
@@ -145,7 +145,7 @@ def write_animation(record: GameRecord, path: str | Path, fps: float = 2.0, *, c
         raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
     if suffix not in FORMATS:
         raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in {' or '.join(FORMATS)}")
-    fps = _checks.number("fps", fps, 0.0, 1000.0, low_open=True)
+    fps = _number("fps", fps, 0.0, 1000.0, low_open=True)
     if suffix == ".mp4":
         try:
             import imageio_ffmpeg
