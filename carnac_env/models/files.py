@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
+from carnac_env import _files
 from carnac_env.errors import CarnacError
 from carnac_env.models.network import (
     FORMAT,
@@ -54,25 +54,17 @@ _HEADER = "__header__"
 
 
 def save(net: PolicyValueNet, path: str | os.PathLike) -> None:
-    """Write ``net`` to ``path`` (an ``.npz``: the parameters and the JSON header), atomically:
-    a temporary file with a random name beside it, renamed into place (a planted link at the
-    target is replaced, never followed)."""
-    path = Path(path)
+    """Write ``net`` to ``path`` (an ``.npz``: the parameters and the JSON header) through
+    :func:`carnac_env._files.writing` (atomic; a planted link is never followed).
+
+    Raises:
+        CarnacError: the file cannot be written (naming it).
+    """
     arrays = dict(net.params)
     header = dict(net.header, format=FORMAT, version=MODEL_VERSION)
     arrays[_HEADER] = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
-    handle, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            np.savez_compressed(out, **arrays)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, OSError):
-            raise CarnacError(f"could not write model file {str(path)!r}: {err.strerror or err}") from None
-        raise
+    with _files.writing(path) as out:
+        np.savez_compressed(out, **arrays)
 
 
 def load(path: str | os.PathLike) -> PolicyValueNet:

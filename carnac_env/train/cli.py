@@ -12,14 +12,15 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import fields
+from typing import Any
 
 from carnac_env.errors import CarnacError
 
-#: Per-board defaults that differ from :class:`carnac_env.train.trainer.Config`'s.
+#: Per-board defaults that differ from :class:`carnac_env.train.config.Config`'s.
 BOARD_DEFAULTS = {
     "petit_menec": {},
-    "small": {"games": 32, "sims": 48, "bootstrap_iterations": 6, "buffer": 60_000},
-    "medium": {"games": 24, "sims": 48, "bootstrap_iterations": 8, "buffer": 80_000},
+    "small": {"games": 64, "sims": 48, "buffer": 100_000},
+    "medium": {"games": 64, "sims": 48, "buffer": 120_000},
 }
 
 _HELP = {
@@ -28,20 +29,29 @@ _HELP = {
     "games": "games per iteration",
     "bootstrap_iterations": "first iterations played by greedy (softmax of its values) instead of self-play",
     "bootstrap_temperature": "temperature of the softmax over greedy's values in bootstrap games",
-    "sims": "PUCT simulations per move in self-play",
-    "c": "PUCT exploration constant",
-    "temperature_moves": "self-play moves drawn from the visit counts before playing the most visited",
+    "rule": "self-play search: gumbel (sequential halving, improved-policy targets) or puct (visit counts)",
+    "sims": "search simulations per move in self-play",
+    "considered": "gumbel: root actions sequential halving starts from",
+    "c": "puct: exploration constant",
+    "temperature_moves": "self-play moves sampled (gumbel: noisy halving; puct: visit counts) before the best "
+    "is played",
+    "openings": "each game opens with 0 to this many uniformly random moves (not trained on)",
+    "playouts": "random playouts from each training position for the playout value target (0: none)",
+    "value_search": "share of the search's value in the value target (the game's result takes the rest)",
+    "value_playouts": "share of the playouts' mean in the value target (needs --playouts)",
+    "ownership": "weight of the ownership head's loss (each square's final colour; 0: no such head)",
     "train_steps": "gradient steps per iteration",
     "batch_size": "positions per gradient step",
     "lr": "AdamW learning rate",
     "weight_decay": "AdamW weight decay",
-    "buffer": "replay buffer size (positions)",
+    "buffer": "replay buffer size (positions; the oldest leave first)",
     "channels": "feature maps per convolution",
     "blocks": "residual blocks",
     "hidden": "units of the value head",
     "eval_every": "evaluate against greedy and mcts every N iterations (0: never)",
-    "eval_games": "games per opponent in an evaluation",
+    "eval_games": "games per opponent in an evaluation (from seeded openings, each from both seats)",
     "eval_sims": "simulations of the az agent in evaluations",
+    "eval_openings": "random plies of each evaluation opening",
     "mcts_sims": "simulations of the mcts opponent in evaluations",
     "threads": "PyTorch threads",
     "init": "start a new run from the weights of this .npz model (same architecture; any board)",
@@ -81,13 +91,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if field.name == "board":
             continue
         flag = "--" + field.name.replace("_", "-")
-        parser.add_argument(
-            flag,
-            type=type(getattr(defaults, field.name)),
-            default=None,
-            help=f"{_HELP.get(field.name, field.name)} (default {getattr(defaults, field.name)}, "
-            "or the board's default)",
-        )
+        default = getattr(defaults, field.name)
+        boards = {b: d[field.name] for b, d in BOARD_DEFAULTS.items() if field.name in d}
+        shown = repr(default) if isinstance(default, str) else f"{default:g}" if isinstance(default, float) else default
+        note = "".join(f"; {board}: {value}" for board, value in boards.items())
+        parser.add_argument(flag, type=type(default), default=None, help=f"{_HELP[field.name]} (default {shown}{note})")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -116,27 +124,35 @@ def main(args: argparse.Namespace) -> int:
         check_players(workers, ray)
         if "selfplay_shards" in values:
             check_shards(values["selfplay_shards"], values.get("games", Config.games))
+        Config(**values).check()
         with sigterm_as_interrupt(), shard_players(workers, ray) as players:
             if players is not None and "selfplay_shards" not in values:
                 values["selfplay_shards"] = min(players.workers, values.get("games", Config.games))
+            config = Config(**values)
             trainer = Trainer(
-                args.out, Config(**values), progress=not args.no_progress, iterations=args.iterations, players=players
+                args.out, config, progress=not args.no_progress, iterations=args.iterations, players=players
             )
-            if trainer.iteration:
-                print(f"resuming {args.out} at iteration {trainer.iteration} ({trainer.games_played} games)")
-            if players is not None:
-                shards = trainer.config.selfplay_shards
-                where = "Ray actors" if ray is not None else "local processes"
-                note = "" if shards > 1 else " (this run has 1 shard: its games are played in this process)"
-                print(f"self-play: {shards} shard(s) per iteration on {players.workers} {where}{note}")
-            rows = trainer.run(minutes=args.minutes)
+            with trainer:
+                rows = _train(trainer, args, players, ray)
     except CarnacError as err:
-        print(f"carnac train: {err}", file=sys.stderr)
+        print(f"carnac: error: train: {err}", file=sys.stderr)
         return 2
     last = rows[-1] if rows else (trainer.curve[-1] if trainer.curve else {})
     print(f"done: iteration {trainer.iteration}, {trainer.games_played} games, {trainer.wall:.0f} s; last: {last}")
     print(f"model: {trainer.out / 'model.npz'}  best: {trainer.out / 'best.npz'}  curve: {trainer.out / 'curve.csv'}")
     return 0
+
+
+def _train(trainer: Any, args: argparse.Namespace, players: Any, ray: str | None) -> list[dict[str, Any]]:
+    """Say what is resumed and where the shards play, then run."""
+    if trainer.iteration:
+        print(f"resuming {args.out} at iteration {trainer.iteration} ({trainer.games_played} games)")
+    if players is not None:
+        shards = trainer.config.selfplay_shards
+        where = "Ray actors" if ray is not None else "local processes"
+        note = "" if shards > 1 else " (this run has 1 shard: its games are played in this process)"
+        print(f"self-play: {shards} shard(s) per iteration on {players.workers} {where}{note}")
+    return trainer.run(minutes=args.minutes)
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -51,8 +51,8 @@ import json
 import math
 import os
 import platform
-import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ import numpy as np
 import torch
 from torch.nn import functional
 
+from carnac_env import _files
 from carnac_env.agents.az import AZAgent
 from carnac_env.agents.base import make
 from carnac_env.arena.openings import random_opening
@@ -77,27 +78,6 @@ CHECKPOINT_FORMAT = "carnac-train-checkpoint"
 CHECKPOINT_VERSION = 2
 #: The counters a checkpoint holds.
 COUNTERS = ("iteration", "games_played", "positions", "steps")
-
-
-def _write_atomic(path: Path, write) -> None:
-    """Call ``write(handle)`` on a temporary file with a random name beside ``path``, then
-    rename it into place (a planted link at ``path`` is replaced, never followed)."""
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            write(out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, OSError):
-            raise CarnacError(f"could not write {path}: {err.strerror or err}") from None
-        raise
-
-
-def _write_text(path: Path, text: str) -> None:
-    _write_atomic(path, lambda out: out.write(text.encode()))
 
 
 class Replay:
@@ -187,6 +167,9 @@ class Replay:
 class Trainer:
     """Runs (or resumes) a training run in ``out``; see the module docstring.
 
+    The trainer owns ``out`` from its creation to :meth:`close` (or the end of a ``with``
+    block): a second trainer, arena or evaluation on the same folder is refused at once.
+
     Args:
         out: the output folder (created if missing).
         config: the settings of a new run; when ``out`` holds a checkpoint its settings are
@@ -198,8 +181,8 @@ class Trainer:
             actors), or None for this process. The results do not depend on it.
 
     Raises:
-        CarnacError: a bad setting, or a checkpoint that is not one or does not fit (the
-            message names the file and the field).
+        CarnacError: a bad setting, a folder in use by another run, or a checkpoint that is
+            not one or does not fit (the message names the file and the field).
     """
 
     def __init__(
@@ -213,6 +196,25 @@ class Trainer:
         self.out = Path(out)
         self.progress = progress
         self.checkpoint_path = self.out / "checkpoint.pt"
+        self._held = ExitStack()
+        self._held.enter_context(_files.lock_folder(self.out, "train"))
+        try:
+            self._open(config, iterations, players)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Release the output folder (another run may use it from now on)."""
+        self._held.close()
+
+    def __enter__(self) -> Trainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self, config: Config | None, iterations: int | None, players: Any) -> None:
         checkpoint = self._read_checkpoint() if self.checkpoint_path.exists() else None
         if checkpoint is not None:
             saved = config_from(checkpoint["config"])
@@ -227,7 +229,6 @@ class Trainer:
             self.config.iterations = iterations
         c = self.config.check()
         self.players = players
-        self.out.mkdir(parents=True, exist_ok=True)
         torch.set_num_threads(c.threads)
         self.board = make_board(c.board)
         torch.manual_seed(c.seed)
@@ -255,7 +256,7 @@ class Trainer:
         if checkpoint is not None:
             self._restore(checkpoint)
             self.write_log()  # a line lost to a kill between checkpoint and log comes back
-        _write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
+        _files.write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
 
     # ---------------------------------------------------------------- checkpoints
     def _read_checkpoint(self) -> dict[str, Any]:
@@ -343,9 +344,8 @@ class Trainer:
             "best_score": self.best_score,
             **{name: getattr(self, name) for name in COUNTERS},
         }
-        buffer = io.BytesIO()
-        torch.save(data, buffer)
-        _write_atomic(self.checkpoint_path, lambda out: out.write(buffer.getbuffer()))
+        with _files.writing(self.checkpoint_path) as out:
+            torch.save(data, out)
 
     # ---------------------------------------------------------------- pieces
     def _load_initial_weights(self, path: str) -> None:
@@ -474,7 +474,7 @@ class Trainer:
 
     def write_curve(self) -> None:
         """curve.json, curve.csv and (with matplotlib) curve.png."""
-        _write_text(self.out / "curve.json", json.dumps(self.curve, indent=1, sort_keys=True) + "\n")
+        _files.write_text(self.out / "curve.json", json.dumps(self.curve, indent=1, sort_keys=True) + "\n")
         keys: list[str] = []
         for row in self.curve:
             keys.extend(k for k in row if k not in keys)
@@ -482,7 +482,7 @@ class Trainer:
         writer = csv.DictWriter(text, fieldnames=keys)
         writer.writeheader()
         writer.writerows(self.curve)
-        _write_text(self.out / "curve.csv", text.getvalue())
+        _files.write_text(self.out / "curve.csv", text.getvalue())
         try:
             import matplotlib
 
@@ -508,12 +508,13 @@ class Trainer:
         bottom.set_xlabel("games played")
         fig.suptitle(f"AlphaZero training on {self.config.board}")
         fig.tight_layout()
-        _write_atomic(self.out / "curve.png", lambda out: fig.savefig(out, format="png", dpi=80))
+        with _files.writing(self.out / "curve.png") as out:
+            fig.savefig(out, format="png", dpi=80)
         plt.close(fig)
 
     def write_log(self) -> None:
         """log.txt: one JSON line per iteration, from the curve (so it always matches the checkpoint)."""
-        _write_text(self.out / "log.txt", "".join(json.dumps(row) + "\n" for row in self.curve))
+        _files.write_text(self.out / "log.txt", "".join(json.dumps(row) + "\n" for row in self.curve))
 
     def _shard(self, kind: str, games: int, seed: int) -> Shard:
         c = self.config
