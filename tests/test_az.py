@@ -1,4 +1,7 @@
-"""The ``az`` agent: numpy network, model files, PUCT backups with Carnac's turn order, play."""
+"""The ``az`` agent: the numpy network against PyTorch, model files, the agent's rules and play.
+
+The search itself (backups with Carnac's turn order, PUCT, Gumbel) is tested in tests/test_search.py;
+hostile model files in tests/test_model_files.py."""
 
 from __future__ import annotations
 
@@ -12,20 +15,13 @@ import pytest
 from _frameworks import require
 
 from carnac_env.agents import make
-from carnac_env.agents.az import (
-    AZAgent,
-    Node,
-    PolicyValueNet,
-    backup,
-    best_action,
-    parameter_shapes,
-    run_search,
-    shipped_models,
-)
+from carnac_env.agents.az import AZAgent
 from carnac_env.core.boards import BOARDS, make_board
-from carnac_env.core.game import OVER, PLACE, RESPOND, GameState
+from carnac_env.core.game import OVER, RESPOND, GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
+from carnac_env.models import PolicyValueNet, load, parameter_shapes, save, shipped_models
+from carnac_env.search import Network, Search
 
 
 def random_net(board_name: str = "petit_menec", channels: int = 8, blocks: int = 1, hidden: int = 8, seed: int = 0):
@@ -73,56 +69,53 @@ def test_forward_shapes_and_ranges():
     assert logits.shape == (2, make_board("small").num_actions)
     assert values.shape == (2,)
     assert np.all(np.abs(values) <= 1)
-    priors, values2 = net.evaluate([state])
-    assert len(priors[0]) == len(state.legal_actions())
-    assert priors[0].sum() == pytest.approx(1.0)
-    assert values2[0] == pytest.approx(values[0])
+    assert logits.dtype == values.dtype == np.float32
 
 
 def test_model_round_trip(tmp_path):
     net = random_net("small", channels=6, blocks=2, hidden=5, seed=3)
     net.header["training"] = {"note": "test"}
     path = tmp_path / "m.npz"
-    net.save(path)
-    again = PolicyValueNet.load(path)
+    save(net, path)
+    again = load(path)
     assert again.header == net.header
-    assert again.header["format"] == "carnac-az" and again.header["version"] == 1
+    assert again.header["format"] == "carnac-az" and again.header["version"] == 2
     for name, value in net.params.items():
         np.testing.assert_array_equal(again.params[name], value)
     obs = np.stack([observation_planes(GameState("small"), 0)])
     np.testing.assert_array_equal(again.forward(obs)[0], net.forward(obs)[0])
-    assert not (tmp_path / "m.npz.tmp").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]  # no temporary file left
 
 
 def test_bad_model_files_name_the_file(tmp_path):
     missing = tmp_path / "nope.npz"
     with pytest.raises(CarnacError, match=r"nope\.npz"):
-        PolicyValueNet.load(missing)
+        load(missing)
     garbage = tmp_path / "garbage.npz"
     garbage.write_bytes(b"not a zip at all")
     with pytest.raises(CarnacError, match=r"garbage\.npz.*not a readable"):
-        PolicyValueNet.load(garbage)
+        load(garbage)
     headerless = tmp_path / "headerless.npz"
     np.savez(headerless, x=np.zeros(3))
     with pytest.raises(CarnacError, match=r"headerless\.npz.*no JSON header"):
-        PolicyValueNet.load(headerless)
+        load(headerless)
     net = random_net()
     for field, value, message in (("format", "other", "format 'other'"), ("version", 99, "version 99")):
         path = tmp_path / f"bad-{field}.npz"
         header = dict(net.header, **{field: value})
         np.savez(path, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **net.params)
         with pytest.raises(CarnacError, match=f"bad-{field}.npz.*{message}"):
-            PolicyValueNet.load(path)
+            load(path)
     misshapen = tmp_path / "misshapen.npz"
     params = dict(net.params, **{"stem.bias": np.zeros(3, dtype=np.float32)})
     np.savez(misshapen, __header__=np.frombuffer(json.dumps(net.header).encode(), dtype=np.uint8), **params)
     with pytest.raises(CarnacError, match=r"misshapen.npz.*stem.bias has shape \(3,\), expected \(8,\)"):
-        PolicyValueNet.load(misshapen)
+        load(misshapen)
 
 
 def test_model_for_another_board_is_refused(tmp_path):
     path = tmp_path / "petit.npz"
-    random_net("petit_menec").save(path)
+    save(random_net("petit_menec"), path)
     agent = make(f"az:model={path}:sims=2")
     with pytest.raises(CarnacError, match=r"petit.npz.*trained on board 'petit_menec'.*'small'"):
         agent.choose(GameState("small"))
@@ -138,7 +131,7 @@ def test_numpy_inference_equals_torch():
     for name in ("petit_menec", "small"):
         board = make_board(name)
         torch.manual_seed(1)
-        net = build({"channels": 16, "blocks": 2, "hidden": 12}, board)
+        net = build({"channels": 16, "blocks": 2, "hidden": 12, "ownership": name == "small"}, board)
         games = BatchGame(board, num_envs=32, seed=2)
         step = games.reset()
         observations = []
@@ -156,7 +149,7 @@ def test_numpy_inference_equals_torch():
 
 def test_playing_does_not_import_torch(tmp_path):
     path = tmp_path / "m.npz"
-    random_net().save(path)
+    save(random_net(), path)
     code = (
         "import sys\n"
         "from carnac_env.agents import make\n"
@@ -169,58 +162,13 @@ def test_playing_does_not_import_torch(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-# ---------------------------------------------------------------- backups and turn order
+# ---------------------------------------------------------------- search over the network
 def tiltable_respond_position() -> GameState:
     """Red has placed in the middle of an empty petit_menec board: White to tilt or decline."""
     state = GameState("petit_menec")
     state.apply((2 * 6 + 2) * 4)
     assert state.phase == RESPOND and state.to_act == 1
     return state
-
-
-def test_backup_keeps_the_sign_when_the_same_player_acts_again():
-    root = Node(tiltable_respond_position())
-    base = 36 * 4
-    tilt = root.actions.index(base + 1)  # tilt east: White tilts, then White places
-    decline = root.actions.index(base + 4)  # decline: Red places again
-    after_tilt = root.child(tilt)
-    assert after_tilt.player == 1 and after_tilt.state.phase == PLACE
-    after_decline = root.child(decline)
-    assert after_decline.player == 0 and after_decline.state.phase == PLACE
-
-    backup([(root, tilt)], after_tilt, 0.3)  # +0.3 for White, who acts at both nodes
-    assert root.w[tilt] == pytest.approx(0.3)
-    backup([(root, decline)], after_decline, 0.3)  # +0.3 for Red is -0.3 for White
-    assert root.w[decline] == pytest.approx(-0.3)
-
-    # White tilts, White places, then Red acts: the sign flips once, between White and Red
-    place = after_tilt.actions[0]
-    grandchild = after_tilt.child(0)
-    assert grandchild.player == 0, place
-    backup([(root, tilt), (after_tilt, 0)], grandchild, 0.8)
-    assert after_tilt.w[0] == pytest.approx(-0.8)
-    assert root.w[tilt] == pytest.approx(0.3 - 0.8)
-    assert root.n[tilt] == 2 and root.visits == 3 and after_tilt.visits == 1
-
-
-def test_backup_through_a_decline_chain():
-    # White declines, Red places again (Red twice in a row), White declines again
-    root = Node(tiltable_respond_position())
-    decline = root.actions.index(36 * 4 + 4)
-    red = root.child(decline)
-    red_place = red.actions.index((0 * 6 + 0) * 4)  # a corner: can it be tilted? either way fine
-    white = red.child(red_place)
-    path = [(root, decline), (red, red_place)]
-    backup(path, white, 0.5)  # the leaf's value is for its player to act
-    leaf_player = white.player
-    expected_red = 0.5 if leaf_player == 0 else -0.5
-    assert red.w[red_place] == pytest.approx(expected_red)
-    assert root.w[decline] == pytest.approx(-expected_red)  # root is White's node
-
-
-def zero_evaluator(states):
-    """Uniform priors and value 0: the search can only learn from finished games."""
-    return [np.full(len(s.legal_actions()), 1.0 / len(s.legal_actions())) for s in states], np.zeros(len(states))
 
 
 def find_deciding_position(seed: int) -> tuple[GameState, set[int], set[int]]:
@@ -245,16 +193,17 @@ def find_deciding_position(seed: int) -> tuple[GameState, set[int], set[int]]:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_search_finds_the_winning_end(seed):
+def test_the_agent_finds_the_winning_end_with_a_network_that_knows_nothing(seed, tmp_path):
     state, wins, _ = find_deciding_position(seed)
-    root = Node(state)
-    run_search([root], zero_evaluator, sims=max(200, 3 * len(root.actions)), c=1.5)
-    assert best_action(root) in wins
-    chosen = root.actions.index(best_action(root))
-    assert root.w[chosen] / root.n[chosen] == pytest.approx(1.0)
+    net = random_net("petit_menec", seed=seed)
+    zero = PolicyValueNet(net.header, {k: np.zeros_like(v) for k, v in net.params.items()})  # uniform, value 0
+    path = tmp_path / "zero.npz"
+    save(zero, path)
+    agent = make(f"az:sims={max(200, 3 * len(state.legal_actions()))}:model={path}")
+    assert agent.choose(state) in wins
 
 
-def test_batched_search_equals_single_searches():
+def test_batched_network_search_equals_single_searches():
     net = random_net("petit_menec", seed=5)
     rng = random.Random(4)
     states = []
@@ -263,13 +212,17 @@ def test_batched_search_equals_single_searches():
         for _ in range(rng.randrange(1, 12)):
             state.apply(rng.choice(state.legal_actions()))
         states.append(state)
-    together = [Node(s.copy()) for s in states]
-    run_search(together, net.evaluate, sims=20)
-    for state, root in zip(states, together):
-        alone = Node(state.copy())
-        run_search([alone], net.evaluate, sims=20)
-        np.testing.assert_array_equal(alone.n, root.n)
-        np.testing.assert_allclose(alone.w, root.w, atol=1e-6)
+    from carnac_env.search import PUCT
+
+    together = Search("petit_menec", Network(net), PUCT(1.5), trees=3)
+    together.set_games(states)
+    together.run(20)
+    for t, state in enumerate(states):
+        alone = Search("petit_menec", Network(net), PUCT(1.5))
+        alone.set_games([state])
+        alone.run(20)
+        np.testing.assert_array_equal(alone.root(0).visits, together.root(t).visits)
+        np.testing.assert_allclose(alone.root(0).values, together.root(t).values, atol=1e-6)
 
 
 # ---------------------------------------------------------------- the agent
@@ -277,16 +230,21 @@ def test_spec_options():
     agent = make("az:sims=0:c=2")
     assert isinstance(agent, AZAgent) and agent.sims == 0 and agent.c == 2.0
     assert make(agent.spec).spec == agent.spec
+    gumbel = make("az:rule=gumbel:considered=8:sims=16")
+    assert (gumbel.rule, gumbel.considered) == ("gumbel", 8)
+    assert make(gumbel.spec).spec == gumbel.spec == "az:sims=16:rule=gumbel:considered=8"
     with pytest.raises(CarnacError, match="sims=-1"):
         make("az:sims=-1")
     with pytest.raises(CarnacError, match="has no option 'depth'"):
         make("az:depth=3")
+    with pytest.raises(CarnacError, match="rule='alphabeta'"):
+        make("az:rule=alphabeta")
 
 
 def test_raw_policy_is_the_best_legal_logit(tmp_path):
     path = tmp_path / "m.npz"
     net = random_net("petit_menec", seed=7)
-    net.save(path)
+    save(net, path)
     agent = make(f"az:sims=0:model={path}")
     state = tiltable_respond_position()
     logits, _ = net.forward(observation_planes(state, state.to_act)[None])
@@ -297,11 +255,12 @@ def test_raw_policy_is_the_best_legal_logit(tmp_path):
 @pytest.mark.parametrize("board", sorted(BOARDS))
 def test_legal_and_deterministic_on_every_board(board, tmp_path):
     path = tmp_path / f"{board}.npz"
-    random_net(board, seed=11).save(path)
-    spec = f"az:sims=3:model={path}"
-    first = play_game(make(spec, seed=1), make("random", seed=2), board)
-    again = play_game(make(spec, seed=9), make("random", seed=2), board)
-    assert first == again  # the agent uses no randomness: the seed does not matter
+    save(random_net(board, seed=11), path)
+    for rule in ("puct", "gumbel"):
+        spec = f"az:sims=3:rule={rule}:model={path}"
+        first = play_game(make(spec, seed=1), make("random", seed=2), board)
+        again = play_game(make(spec, seed=9), make("random", seed=2), board)
+        assert first == again  # the agent uses no randomness: the seed does not matter
 
 
 @pytest.mark.parametrize("board", sorted(BOARDS))
@@ -317,7 +276,7 @@ def test_shipped_models_load_and_play(name):
     if name == "none":
         pytest.skip("no shipped models in this checkout")
     path = shipped_models()[name]
-    net = PolicyValueNet.load(path)
+    net = load(path)
     assert net.board_name == name
     assert path.stat().st_size < 5_000_000
     card = path.with_suffix(".json")
@@ -330,7 +289,7 @@ def test_works_through_the_aec_env(tmp_path):
     import carnac_env
 
     path = tmp_path / "m.npz"
-    random_net().save(path)
+    save(random_net(), path)
     env = carnac_env.raw_env(board="petit_menec")
     env.reset(seed=0)
     agent = make(f"az:sims=4:model={path}")

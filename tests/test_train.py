@@ -1,4 +1,4 @@
-"""The AlphaZero trainer: a short run learns, checkpoints load, resume exactly, and the CLI runs."""
+"""The AlphaZero trainer: a short run learns, checkpoints load safely, resume exactly, and the CLI runs."""
 
 from __future__ import annotations
 
@@ -11,21 +11,28 @@ torch = require("torch")
 from _training import SHARDED, TINY, assert_same_run  # noqa: E402
 
 from carnac_env.agents import make  # noqa: E402
-from carnac_env.agents.az import PolicyValueNet  # noqa: E402
+from carnac_env.core.boards import make_board  # noqa: E402
 from carnac_env.core.game import GameState  # noqa: E402
 from carnac_env.errors import CarnacError  # noqa: E402
+from carnac_env.models import load  # noqa: E402
 from carnac_env.train.cli import run  # noqa: E402
-from carnac_env.train.selfplay import greedy_games, selfplay_games  # noqa: E402
+from carnac_env.train.selfplay import Shard, greedy_games, selfplay_games  # noqa: E402
 from carnac_env.train.trainer import Config, Trainer  # noqa: E402
 
 
-def test_games_give_consistent_samples():
-    from carnac_env.core.boards import make_board
+def trainer(out, config=None, **kwargs):
+    """A Trainer that releases its folder when the test's ``with`` block ends."""
+    return Trainer(out, config, progress=False, **kwargs)
 
+
+@pytest.mark.parametrize("rule", ["gumbel", "puct"])
+def test_games_give_consistent_samples(rule):
     board = make_board("petit_menec")
     for samples, stats in (
-        greedy_games(board, 3, np.random.default_rng(0)),
-        selfplay_games(board, _tiny_net(board), 3, 3, np.random.default_rng(0)),
+        greedy_games(board, Shard("greedy", 3, 0, openings=2, playouts=4), np.random.default_rng(0)),
+        selfplay_games(
+            board, _tiny_net(board), Shard("selfplay", 3, 0, sims=3, rule=rule, playouts=4), np.random.default_rng(0)
+        ),
     ):
         assert stats["games"] == 3 and len(samples) == stats["positions"]
         assert stats["red_wins"] + stats["white_wins"] <= 3
@@ -33,6 +40,22 @@ def test_games_give_consistent_samples():
         assert not (samples.policies[~samples.masks] > 0).any()  # targets only on legal actions
         assert set(np.unique(samples.values)) <= {-1.0, 0.0, 1.0}
         assert (samples.observations[..., 7] == 1).all()  # the player to act's view
+        assert np.all(np.abs(samples.search_values) <= 1) and np.all(np.abs(samples.playout_values) <= 1)
+        assert set(np.unique(samples.ownership)) <= {0, 1, 2}
+        # the ownership target is the final board seen by the player to act: what a position's
+        # own colour shows now and never changes again (a lying megalith) is its own at the end
+        lying_own = (samples.observations[..., 3] == 1) & (samples.observations[..., 0] == 1)
+        assert (samples.ownership.reshape(lying_own.shape)[lying_own] == 0).all()
+
+
+def test_openings_vary_the_games():
+    board = make_board("petit_menec")
+    net = _tiny_net(board)
+    plain, _ = selfplay_games(board, net, Shard("selfplay", 4, 0, sims=2, openings=0), np.random.default_rng(1))
+    varied, _ = selfplay_games(board, net, Shard("selfplay", 4, 0, sims=2, openings=6), np.random.default_rng(1))
+    empty = plain.observations[..., :4].reshape(len(plain), -1).sum(1) == 0
+    assert empty.sum() == 4  # without openings every game is recorded from the empty board
+    assert (varied.observations[..., :4].reshape(len(varied), -1).sum(1) == 0).sum() < 4
 
 
 def _tiny_net(board):
@@ -42,8 +65,53 @@ def _tiny_net(board):
     return to_numpy(build({"channels": 8, "blocks": 1, "hidden": 8}, board), board)
 
 
+def test_settings_are_checked(tmp_path, capsys):
+    for bad in (
+        {"buffer": 0},
+        {"buffer": -1},
+        {"batch_size": 0},
+        {"channels": 0},
+        {"train_steps": 0},
+        {"eval_games": 0},
+        {"bootstrap_temperature": 0.0},
+        {"bootstrap_temperature": float("nan")},
+        {"lr": float("nan")},
+        {"seed": -1},
+        {"seed": 10**25},
+        {"blocks": -1},
+        {"hidden": 0},
+        {"sims": -1},
+        {"c": float("nan")},
+        {"iterations": -1},
+        {"threads": 0},
+        {"games": True},
+        {"rule": "minimax"},
+        {"value_search": 0.7, "value_playouts": 0.5, "playouts": 4},
+        {"value_playouts": 0.5},
+    ):
+        with pytest.raises(CarnacError, match=next(iter(bad))):
+            Config(**dict(TINY, **bad)).check()
+    base = ["--out", str(tmp_path / "o"), "--iterations", "1", "--no-progress"]
+    for extra, words in [
+        (["--buffer", "0"], "buffer=0"),
+        (["--lr", "nan"], "lr=nan"),
+        (["--seed", "-1"], "seed=-1"),
+        (["--games", "0"], "games=0"),
+        (["--minutes", "nan"], "minutes"),
+        (["--minutes", "-1"], "minutes"),
+    ]:
+        assert run(base + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert err.startswith("carnac: error: train:") and words in err and "Traceback" not in err, err
+        assert not (tmp_path / "o").exists()
+
+
 def test_short_run_improves_the_loss_and_writes_a_loadable_checkpoint(tmp_path):
-    trainer = Trainer(tmp_path, Config(**TINY, iterations=2), progress=False)
+    with trainer(tmp_path, Config(**dict(TINY, ownership=0.5, value_search=0.5), iterations=2)) as t:
+        _short_run(t, tmp_path)
+
+
+def _short_run(trainer, tmp_path):
     row = trainer.run_iteration()
     assert row["kind"] == "greedy"
     before = trainer.buffer_loss()
@@ -52,12 +120,14 @@ def test_short_run_improves_the_loss_and_writes_a_loadable_checkpoint(tmp_path):
     after = trainer.buffer_loss()
     assert after < before - 0.1, (before, after)
     row = trainer.run_iteration()
-    assert row["kind"] == "selfplay" and "vs_greedy" in row and "vs_mcts" in row
+    assert row["kind"] == "selfplay" and "vs_greedy" in row and "vs_mcts" in row and "ownership_loss" in row
     for name in ("checkpoint.pt", "model.npz", "best.npz", "curve.csv", "curve.json", "config.json", "log.txt"):
         assert (tmp_path / name).exists(), name
-    assert not list(tmp_path.glob("*.tmp"))
-    net = PolicyValueNet.load(tmp_path / "model.npz")
-    assert net.header["training"]["games"] == 8
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".") or p.suffix == ".tmp") == [
+        ".carnac.lock"
+    ]  # no temporary file left; the run's lock while it holds the folder
+    net = load(tmp_path / "model.npz")
+    assert net.header["training"]["games"] == 8 and net.has_ownership
     agent = make(f"az:sims=4:model={tmp_path / 'model.npz'}")
     state = GameState("petit_menec")
     while not state.is_over:
@@ -65,16 +135,17 @@ def test_short_run_improves_the_loss_and_writes_a_loadable_checkpoint(tmp_path):
 
 
 def test_resume_continues_exactly(tmp_path):
-    straight = Trainer(tmp_path / "a", Config(**TINY, iterations=3), progress=False)
-    straight.run()
-    first = Trainer(tmp_path / "b", Config(**TINY, iterations=2), progress=False)
-    first.run()
-    resumed = Trainer(tmp_path / "b", None, progress=False, iterations=3)
-    assert resumed.iteration == 2 and resumed.games_played == 8
-    resumed.run()
+    settings = dict(TINY, ownership=0.5, playouts=2, value_playouts=0.25, value_search=0.25)
+    with trainer(tmp_path / "a", Config(**settings, iterations=3)) as straight:
+        straight.run()
+    with trainer(tmp_path / "b", Config(**settings, iterations=2)) as first:
+        first.run()
+    with trainer(tmp_path / "b", iterations=3) as resumed:
+        assert resumed.iteration == 2 and resumed.games_played == 8
+        resumed.run()
 
     def timeless(curve):
-        return [{k: v for k, v in row.items() if k not in ("wall_seconds", "cpu_seconds")} for row in curve]
+        return [{k: v for k, v in row.items() if not k.endswith("_seconds")} for row in curve]
 
     assert timeless(resumed.curve) == timeless(straight.curve)
     for name, value in straight.net.state_dict().items():
@@ -82,9 +153,91 @@ def test_resume_continues_exactly(tmp_path):
 
 
 def test_resume_on_another_board_is_refused(tmp_path):
-    Trainer(tmp_path, Config(**TINY, iterations=1), progress=False).run()
+    with trainer(tmp_path, Config(**TINY, iterations=1)) as t:
+        t.run()
     with pytest.raises(CarnacError, match=r"petit_menec.*not 'small'"):
-        Trainer(tmp_path, Config(**dict(TINY, board="small")), progress=False)
+        trainer(tmp_path, Config(**dict(TINY, board="small")))
+
+
+def test_a_second_run_on_the_folder_is_refused_at_once(tmp_path):
+    with trainer(tmp_path, Config(**TINY, iterations=1)) as t:
+        with pytest.raises(CarnacError, match="in use by another run"):
+            trainer(tmp_path, Config(**TINY, iterations=1))
+        t.run()
+    with trainer(tmp_path, iterations=2) as again:  # released: the run resumes
+        assert again.iteration == 1
+
+
+def test_the_log_comes_back_from_the_checkpoint(tmp_path):
+    with trainer(tmp_path, Config(**dict(TINY, iterations=2, eval_every=0))) as t:
+        t.run()
+    log = tmp_path / "log.txt"
+    lines = log.read_text().splitlines()
+    log.write_text(lines[0] + "\n")  # as if killed between the checkpoint and the log
+    with trainer(tmp_path) as t:
+        assert log.read_text().splitlines() == lines
+
+
+def _checkpoint(tmp_path):
+    with trainer(tmp_path, Config(**dict(TINY, iterations=1, eval_every=0))) as t:
+        t.run()
+    return tmp_path / "checkpoint.pt"
+
+
+def test_a_checkpoint_that_would_run_code_is_refused_without_running_it(tmp_path):
+    import os
+    import pickle
+
+    path = _checkpoint(tmp_path)
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    path.write_bytes(pickle.dumps({"format": "carnac-train-checkpoint", "net": Evil()}))
+    with pytest.raises(CarnacError, match=r"checkpoint\.pt is not a checkpoint this carnac_env can read"):
+        trainer(tmp_path)
+    assert not marker.exists()
+
+
+def test_malformed_checkpoints_name_the_file_and_the_field(tmp_path):
+    path = _checkpoint(tmp_path)
+    good = torch.load(path, weights_only=True)
+
+    def broken(change):
+        data = dict(good)
+        change(data)
+        torch.save(data, path)
+
+    cases = [
+        (lambda d: d.pop("net"), "field 'net'"),
+        (lambda d: d.update(config=dict(d["config"], colour="red")), "unknown training settings"),
+        (lambda d: d.update(config=dict(d["config"], channels=16)), "field 'net' does not fit"),
+        (lambda d: d.update(config=dict(d["config"], buffer=10)), "replay"),
+        (lambda d: d.update(rng={"bit_generator": "MT19937"}), "field 'rng'"),
+        (lambda d: d.update(torch_rng=torch.zeros(3)), "field 'torch_rng'"),
+        (lambda d: d.update(iteration=-1), "field 'iteration'"),
+        (lambda d: d.update(iteration=True), "field 'iteration'"),
+        (lambda d: d.update(wall=float("nan")), "field 'wall'"),
+        (lambda d: d.update(curve="x"), "field 'curve'"),
+        (lambda d: d.update(version=1), "version 1"),
+        (lambda d: d.update(replay=dict(d["replay"], next=10**13)), "replay.next"),
+        (lambda d: d.update(replay=dict(d["replay"], values=torch.zeros(3))), "replay.values"),
+        (lambda d: d.update(replay=dict(d["replay"], masks=torch.zeros(3, 2))), "replay.masks"),
+    ]
+    for change, words in cases:
+        broken(change)
+        with pytest.raises(CarnacError, match=r"checkpoint\.pt") as info:
+            trainer(tmp_path)
+        assert words in str(info.value), (words, str(info.value))
+    for raw in (b"", b"\x00" * 64, b"PK\x03\x04 truncated"):
+        path.write_bytes(raw)
+        with pytest.raises(CarnacError, match=r"checkpoint\.pt is not a checkpoint"):
+            trainer(tmp_path)
+    torch.save([1, 2, 3], path)
+    with pytest.raises(CarnacError, match="not a carnac training checkpoint"):
+        trainer(tmp_path)
 
 
 def test_command_line(tmp_path, capsys):
@@ -99,13 +252,14 @@ def test_command_line(tmp_path, capsys):
 
 
 def test_init_from_a_model_of_another_board(tmp_path):
-    Trainer(tmp_path / "petit", Config(**TINY, iterations=1), progress=False).run()
+    with trainer(tmp_path / "petit", Config(**TINY, iterations=1)) as t:
+        t.run()
     source = tmp_path / "petit" / "model.npz"
-    small = Trainer(tmp_path / "small", Config(**dict(TINY, board="small"), init=str(source)), progress=False)
-    for name, value in PolicyValueNet.load(source).params.items():
-        np.testing.assert_array_equal(small.net.state_dict()[name].numpy(), value)
+    with trainer(tmp_path / "small", Config(**dict(TINY, board="small", ownership=0.5), init=str(source))) as small:
+        for name, value in load(source).params.items():
+            np.testing.assert_array_equal(small.net.state_dict()[name].numpy(), value)
     with pytest.raises(CarnacError, match="architecture"):
-        Trainer(tmp_path / "wide", Config(**dict(TINY, channels=16), init=str(source)), progress=False)
+        trainer(tmp_path / "wide", Config(**dict(TINY, channels=16), init=str(source)))
 
 
 def test_carnac_train_runs_the_same_command_line(tmp_path, capsys):
@@ -124,32 +278,31 @@ def test_carnac_train_runs_the_same_command_line(tmp_path, capsys):
 def test_one_shard_plays_with_the_runs_own_generator(tmp_path):
     """selfplay_shards=1 (the default, and every run before shards existed) plays the
     iteration's games with the run's generator, as it always did."""
-    from carnac_env.core.boards import make_board
-
-    trainer = Trainer(tmp_path, Config(**dict(TINY, iterations=1)), progress=False)
-    trainer.run_iteration()
-    samples, _ = greedy_games(make_board("petit_menec"), TINY["games"], np.random.default_rng(0))
-    np.testing.assert_array_equal(trainer.replay.observations[: len(samples)], samples.observations)
-    np.testing.assert_array_equal(trainer.replay.policies[: len(samples)], samples.policies)
-    assert trainer.replay.size == len(samples)
+    with trainer(tmp_path, Config(**dict(TINY, iterations=1))) as t:
+        t.run_iteration()
+        samples, _ = greedy_games(
+            make_board("petit_menec"), t._shard("greedy", TINY["games"], 0), np.random.default_rng(0)
+        )
+        np.testing.assert_array_equal(t.replay.observations[: len(samples)], samples.observations)
+        np.testing.assert_array_equal(t.replay.policies[: len(samples)], samples.policies)
+        assert t.replay.size == len(samples)
 
 
 def test_shards_split_the_games_and_play_the_same_on_local_workers(tmp_path):
     from carnac_env.train.workers import LocalPlayers, shard_players
 
-    here = Trainer(tmp_path / "here", Config(**SHARDED), progress=False)
-    here.run()
+    with trainer(tmp_path / "here", Config(**SHARDED)) as here:
+        here.run()
     assert here.curve[0]["kind"] == "greedy" and here.curve[1]["kind"] == "selfplay"
     assert here.games_played == 2 * TINY["games"]
-    with shard_players(workers=2) as players:
+    with shard_players(workers=2) as players, trainer(tmp_path / "there", Config(**SHARDED), players=players) as there:
         assert isinstance(players, LocalPlayers) and players.workers == 2
-        there = Trainer(tmp_path / "there", Config(**SHARDED), progress=False, players=players)
         there.run()
     assert_same_run(here, there)
     assert there.cpu > 0
     # the same settings with one shard give another run (the split is part of the settings)
-    one = Trainer(tmp_path / "one", Config(**dict(SHARDED, selfplay_shards=1)), progress=False)
-    one.run()
+    with trainer(tmp_path / "one", Config(**dict(SHARDED, selfplay_shards=1))) as one:
+        one.run()
     assert one.replay.size != here.replay.size or not np.array_equal(
         one.replay.observations[: one.replay.size], here.replay.observations[: here.replay.size]
     )
@@ -158,12 +311,11 @@ def test_shards_split_the_games_and_play_the_same_on_local_workers(tmp_path):
 def test_a_resumed_run_may_change_its_workers(tmp_path):
     from carnac_env.train.workers import shard_players
 
-    straight = Trainer(tmp_path / "a", Config(**dict(SHARDED, iterations=3)), progress=False)
-    straight.run()
-    first = Trainer(tmp_path / "b", Config(**SHARDED), progress=False)
-    first.run()
-    with shard_players(workers=2) as players:
-        resumed = Trainer(tmp_path / "b", None, progress=False, iterations=3, players=players)
+    with trainer(tmp_path / "a", Config(**dict(SHARDED, iterations=3))) as straight:
+        straight.run()
+    with trainer(tmp_path / "b", Config(**SHARDED)) as first:
+        first.run()
+    with shard_players(workers=2) as players, trainer(tmp_path / "b", iterations=3, players=players) as resumed:
         resumed.run()
     assert_same_run(straight, resumed)
 
@@ -181,7 +333,7 @@ def test_bad_shard_and_worker_options_are_clear_errors(tmp_path, capsys):
         with pytest.raises(
             CarnacError, match=r"selfplay_shards must be a whole number from 1 to the games per iteration \(4\)"
         ):
-            Trainer(tmp_path / "t", Config(**dict(TINY, selfplay_shards=shards)), progress=False)
+            trainer(tmp_path / "t", Config(**dict(TINY, selfplay_shards=shards)))
         assert not (tmp_path / "t").exists()
     base = ["--out", str(tmp_path / "o"), "--iterations", "1", "--no-progress", "--games", "4"]
     for extra, words in [
@@ -201,11 +353,11 @@ def test_workers_and_the_cli_never_import_ray_or_torch_unasked(tmp_path):
 
     code = (
         "import sys, numpy as np\n"
-        "from carnac_env.agents.az import PolicyValueNet\n"
+        "from carnac_env.models import load\n"
         "from carnac_env.core.boards import make_board\n"
         "from carnac_env.train.selfplay import Shard, timed_shard\n"
         "import carnac_env.train.workers\n"
-        "net = PolicyValueNet.load('carnac_env/models/petit_menec.npz')\n"
+        "net = load('carnac_env/models/petit_menec.npz')\n"
         "samples, stats, cpu = timed_shard(make_board('petit_menec'), Shard('selfplay', 2, 5, sims=2), net)\n"
         "assert stats['games'] == 2 and len(samples) == stats['positions']\n"
         "assert 'torch' not in sys.modules and 'ray' not in sys.modules, 'torch or ray imported'\n"
@@ -222,7 +374,8 @@ def test_workers_and_the_cli_never_import_ray_or_torch_unasked(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "self-play: 2 shard(s) per iteration on 2 local processes" in done.stdout
-    assert Trainer(tmp_path / "o", None, progress=False).config.selfplay_shards == 2
+    with trainer(tmp_path / "o") as t:
+        assert t.config.selfplay_shards == 2
 
 
 def test_without_ray_the_error_names_the_extra(tmp_path):
@@ -247,10 +400,9 @@ def test_a_lost_local_worker_is_replaced(tmp_path):
 
     from carnac_env.train.workers import shard_players
 
-    here = Trainer(tmp_path / "here", Config(**SHARDED), progress=False)
-    here.run()
-    with shard_players(workers=2) as players:
-        there = Trainer(tmp_path / "there", Config(**SHARDED), progress=False, players=players)
+    with trainer(tmp_path / "here", Config(**SHARDED)) as here:
+        here.run()
+    with shard_players(workers=2) as players, trainer(tmp_path / "there", Config(**SHARDED), players=players) as there:
         there.run_iteration()
         workers = multiprocessing.active_children()
         assert workers

@@ -50,8 +50,8 @@ def ray_cluster() -> Iterator[object]:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Trainer:
     """The run with its two shards played in this process."""
-    trainer = Trainer(tmp_path_factory.mktemp("here"), Config(**TINY), progress=False)
-    trainer.run()
+    with Trainer(tmp_path_factory.mktemp("here"), Config(**TINY), progress=False) as trainer:
+        trainer.run()
     return trainer
 
 
@@ -62,9 +62,9 @@ def test_ray_gives_the_same_run_as_this_process(ray_cluster, reference, tmp_path
     del args[shards : shards + 2]
     assert run([*args, "--ray"]) == 0
     assert "self-play: 2 shard(s) per iteration on 2 Ray actors" in capsys.readouterr().out
-    on_ray = Trainer(tmp_path, None, progress=False)
-    assert on_ray.config.selfplay_shards == 2
-    assert_same_run(reference, on_ray)
+    with Trainer(tmp_path, None, progress=False) as on_ray:
+        assert on_ray.config.selfplay_shards == 2
+        assert_same_run(reference, on_ray)
 
 
 def test_actors_hold_no_pytorch_and_a_lost_one_is_replaced(ray_cluster, reference, tmp_path):
@@ -72,6 +72,7 @@ def test_actors_hold_no_pytorch_and_a_lost_one_is_replaced(ray_cluster, referenc
     with shard_players(ray="local") as players:
         assert isinstance(players, RayPlayers) and players.workers == 2
         trainer = Trainer(tmp_path, Config(**TINY), progress=False, players=players)
+        trainer.close()  # the folder is free for the next run; the object goes on playing here
         trainer.run_iteration()
         assert len(players.actors) == 2
         for actor in players.actors:

@@ -135,6 +135,7 @@ def random_action(st, i, x):  # pragma: no cover - compiled
     Placements draw (square, orientation) pairs until the square is empty (uniform over the
     legal placements, cheaper than counting them); a response is drawn uniformly among the
     legal tilts and declining."""
+    x = np.uint64(x)  # a state passed back from Python may arrive as a signed integer
     squares = st.cells.shape[1]
     if st.phase[i] != PLACE:
         x, u = kernel._splitmix(x)

@@ -14,6 +14,7 @@ import sys
 from dataclasses import fields
 from typing import Any
 
+from carnac_env import _checks
 from carnac_env.errors import CarnacError
 
 #: Per-board defaults that differ from :class:`carnac_env.train.config.Config`'s.
@@ -121,6 +122,7 @@ def main(args: argparse.Namespace) -> int:
                 values[field.name] = given
         # what can be checked before a Ray starts or a worker spawns
         make_board(args.board)
+        _checks.number("--minutes", args.minutes, 0.0)
         check_players(workers, ray)
         if "selfplay_shards" in values:
             check_shards(values["selfplay_shards"], values.get("games", Config.games))
