@@ -85,6 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--games", type=_positive, default=DEFAULT_ARENA["games"], help="games per pair")
     arena.add_argument("--seed", type=int, default=DEFAULT_ARENA["seed"], help="arena seed")
     arena.add_argument(
+        "--openings",
+        type=int,
+        default=0,
+        metavar="K",
+        help="open every game with K uniformly random plies from a set seeded by --seed, each opening played "
+        "once from each seat, so that deterministic agents play different games (default 0: none)",
+    )
+    arena.add_argument(
         "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
     )
     arena.add_argument("--out", default=DEFAULT_ARENA["out"], help="output folder")
@@ -198,6 +206,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=not args.no_progress,
             ray=args.ray,
+            openings=args.openings,
         )
     )
 

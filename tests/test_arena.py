@@ -73,6 +73,37 @@ def test_pairs_of_agents_without_random_choices_are_reported_as_repeated(tmp_pat
     assert "repeated games" not in "\n".join(printed)
 
 
+def test_openings_are_paired_by_seat_and_make_deterministic_agents_play_different_games(tmp_path: Path) -> None:
+    from carnac_env.arena.openings import random_opening
+    from carnac_env.core.boards import make_board
+
+    board = make_board("petit_menec")
+    games = schedule(["a", "b", "c"], 6, seed=5, openings=3, board=board)
+    for pair in (("a", "b"), ("b", "c")):
+        mine = [g for g in games if (g.a, g.b) == pair]
+        # game k plays opening k // 2: each opening once from each seat, the same for every pair
+        assert [g.opening for g in mine] == [tuple(random_opening(board, 3, 5, k // 2)) for k in range(6)]
+        assert mine[0].opening == mine[1].opening != mine[2].opening
+        assert mine[0].seats == mine[1].seats[::-1]
+    assert random_opening(board, 3, 5, 0) == random_opening(board, 3, 5, 0) != random_opening(board, 3, 6, 0)
+    agents = ["az:sims=0", "az:sims=0:c=1.0"]  # no random choices: without openings, 2 distinct games
+    results = run_arena(
+        agents, tmp_path / "o", board="petit_menec", games=6, seed=0, progress=False, echo=quiet, openings=4
+    )
+    assert results["repeated"] == []  # 3 openings x 2 seats: 6 distinct games
+    lines = (tmp_path / "o" / "games.jsonl").read_text().splitlines()
+    for k, line in enumerate(lines):
+        record = GameRecord.from_json(line)
+        assert record.meta["opening"] == {"index": k // 2, "plies": 4}
+        assert record.replay().is_over
+    settings = json.loads((tmp_path / "o" / "arena.json").read_text())
+    assert settings["openings"] == 4
+    with pytest.raises(CarnacError, match="openings"):  # the folder holds an arena with openings
+        run_arena(agents, tmp_path / "o", board="petit_menec", games=6, seed=0, progress=False, echo=quiet)
+    with pytest.raises(CarnacError, match="opening plies"):
+        run_arena(agents, tmp_path / "x", board="petit_menec", games=2, progress=False, echo=quiet, openings=99)
+
+
 def test_results_schema_and_files(tmp_path: Path) -> None:
     results = run_arena(AGENTS, tmp_path, board="petit_menec", games=4, seed=1, progress=False, echo=quiet)
     on_disk = json.loads((tmp_path / "results.json").read_text())

@@ -31,6 +31,7 @@ def run_arena(
     progress: bool = True,
     echo: Callable[[str], None] = print,
     ray: str | None = None,
+    openings: int = 0,
 ) -> dict[str, Any]:
     """Play (or resume) a round robin and write ``out``'s files; see :mod:`carnac_env.arena`.
 
@@ -49,6 +50,10 @@ def run_arena(
             joins the cluster this machine belongs to, ``"HOST:PORT"`` (or ``ray://...``)
             the cluster there. An open Ray session in this process is used as it is. The
             files are the same as without Ray. See docs/cluster.md.
+        openings: each game opens with this many uniformly random plies (0: none, the
+            default), drawn from a set seeded by ``seed``: game ``k`` of every pair plays
+            opening ``k // 2``, so each opening is played once from each seat
+            (:mod:`carnac_env.arena.openings`). Deterministic agents then play different games.
 
     Returns:
         The contents of ``results.json``.
@@ -66,12 +71,12 @@ def run_arena(
     """
     from carnac_env import __version__
 
-    settings = ArenaSettings.check(agents, board, games, seed)
+    settings = ArenaSettings.check(agents, board, games, seed, openings)
     workers, bar_class = check_runner(workers, ray, progress)
     for spec in settings.agents:
         make(spec)  # fail early on a bad spec
     store = ArenaStore(out)
-    planned = schedule(settings.agents, settings.games, settings.seed)
+    planned = schedule(settings.agents, settings.games, settings.seed, settings.openings, settings.board)
     with lock_folder(store.out, "arena"):
         lines = play_schedule(
             store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class, echo=echo

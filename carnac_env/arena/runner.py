@@ -23,10 +23,13 @@ from carnac_env.errors import CarnacError
 Finished = tuple[tuple[str, str, int], str]
 
 
-def play_game(board: Board | str, red: str | Any, white: str | Any, seed: int) -> GameRecord:
+def play_game(
+    board: Board | str, red: str | Any, white: str | Any, seed: int, opening: tuple[int, ...] = ()
+) -> GameRecord:
     """Play one game on the AEC env between two agents (specs or agent objects).
 
-    The agents are built (or re-seeded) with seeds derived from ``seed`` and their seat.
+    The agents are built (or re-seeded) with seeds derived from ``seed`` and their seat. The
+    ``opening`` actions, if any, are played first (they are part of the game's record).
 
     Raises:
         CarnacError: an agent returned an illegal action (naming the agent and the move).
@@ -44,6 +47,8 @@ def play_game(board: Board | str, red: str | Any, white: str | Any, seed: int) -
             if hasattr(spec, "reset"):
                 spec.reset(agent_seed)
             players.append(spec)
+    for action in opening:
+        env.step(action)
     while not env.game.is_over:
         seat = env.game.to_act
         action = players[seat].act(env)
@@ -58,7 +63,7 @@ def play_game(board: Board | str, red: str | Any, white: str | Any, seed: int) -
 def play_arena_game(board: Board, game: ArenaGame) -> Finished:
     """Play one game of the schedule; return its key and its line for ``games.jsonl``."""
     red, white = game.seats
-    record = play_game(board, red, white, game.seed)
+    record = play_game(board, red, white, game.seed, game.opening)
     record.meta = game.meta()
     return game.key, record.to_json()
 

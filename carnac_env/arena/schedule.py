@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from carnac_env.arena.openings import MAX_OPENING_PLIES, random_opening
 from carnac_env.core.boards import Board, make_board
 from carnac_env.errors import CarnacError
 
@@ -33,6 +34,8 @@ class ArenaGame:
     b: str
     index: int
     seed: int
+    #: The opening's actions (played before the agents move), empty without openings.
+    opening: tuple[int, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -47,13 +50,16 @@ class ArenaGame:
     def meta(self) -> dict[str, Any]:
         """The keys the arena adds to this game's record (see :mod:`carnac_env.arena`)."""
         red, white = self.seats
-        return {
+        meta: dict[str, Any] = {
             "agents": [red, white],
             "pair": [self.a, self.b],
             "game": self.index,
             "seats": {red: 0, white: 1},
             "seed": self.seed,
         }
+        if self.opening:
+            meta["opening"] = {"index": self.index // 2, "plies": len(self.opening)}
+        return meta
 
 
 @dataclass(frozen=True)
@@ -64,9 +70,11 @@ class ArenaSettings:
     board: Board
     games: int
     seed: int
+    #: Random plies each game opens with (0: none); see :mod:`carnac_env.arena.openings`.
+    openings: int = 0
 
     @classmethod
-    def check(cls, agents: Any, board: Any, games: Any, seed: Any) -> ArenaSettings:
+    def check(cls, agents: Any, board: Any, games: Any, seed: Any, openings: Any = 0) -> ArenaSettings:
         """Check every setting (before anything is built, written or played).
 
         Raises:
@@ -87,8 +95,9 @@ class ArenaSettings:
                 f"an arena holds at most {MAX_ARENA_GAMES}"
             )
         seed = _whole("the arena seed", seed, 0, MAX_SEED)
+        openings = _whole("opening plies", openings, 0, MAX_OPENING_PLIES)
         board = board if isinstance(board, Board) else make_board(board)
-        return cls(names, board, games, seed)
+        return cls(names, board, games, seed, openings)
 
     def to_dict(self, package_version: str) -> dict[str, Any]:
         """The contents of ``arena.json``."""
@@ -99,6 +108,8 @@ class ArenaSettings:
             "games_per_pair": self.games,
             "seed": self.seed,
             "carnac_env": package_version,
+            # absent without openings, so the arenas made before openings existed resume unchanged
+            **({"openings": self.openings} if self.openings else {}),
         }
 
 
@@ -150,10 +161,22 @@ def split_agents(text: str) -> list[str]:
     return specs
 
 
-def schedule(agents: list[str] | tuple[str, ...], games: int, seed: int) -> list[ArenaGame]:
-    """Every game of the round robin, in canonical order (pairs in the agents' order, then index)."""
+def schedule(
+    agents: list[str] | tuple[str, ...], games: int, seed: int, openings: int = 0, board: Board | None = None
+) -> list[ArenaGame]:
+    """Every game of the round robin, in canonical order (pairs in the agents' order, then index).
+
+    With ``openings`` plies (and the ``board``), game ``k`` of every pair opens with opening
+    ``k // 2`` of the set seeded by the arena seed (:func:`~carnac_env.arena.openings.random_opening`):
+    each opening is played once from each seat, and every pair meets the same openings.
+    """
+    lines = {}
+    if openings:
+        if board is None:
+            raise CarnacError("an arena with openings needs its board to draw them")
+        lines = {k: tuple(random_opening(board, openings, seed, k)) for k in range((games + 1) // 2)}
     out = []
     for i, a in enumerate(agents):
         for b in agents[i + 1 :]:
-            out.extend(ArenaGame(a, b, k, game_seed(seed, a, b, k)) for k in range(games))
+            out.extend(ArenaGame(a, b, k, game_seed(seed, a, b, k), lines.get(k // 2, ())) for k in range(games))
     return out
