@@ -187,3 +187,113 @@ def test_rllib_module_is_our_own_and_masks_illegal_actions() -> None:
     assert logits.shape == (1, env.action_space("player_0").n)
     assert (logits[0][~legal] < -1e30).all() and (logits[0][legal] > -1e30).all()
     assert module.compute_values(batch).shape == (1,)
+
+
+def test_rllib_observations_wrapper_renames_the_key_and_keeps_the_game() -> None:
+    """carnac_env.rllib: the planes under "observations" as float32, the same game (no Ray needed)."""
+    from pettingzoo.test import api_test
+
+    import carnac_env.rllib
+
+    for flatten in (False, True):
+        api_test(carnac_env.rllib.env(board="small", flatten=flatten), num_cycles=40)
+    env = carnac_env.rllib.env(board="small", flatten=True)
+    plain = carnac_env.env(board="small")
+    space = env.observation_space("player_0")
+    assert set(space) == {"observations", "action_mask"}
+    assert space["observations"].shape == (5 * 8 * 9,) and space["observations"].dtype == np.float32
+    assert space["observations"].high.max() == 28  # the supply plane's bound survives
+    assert carnac_env.rllib.env(board="small").observation_space("player_1")["observations"].shape == (5, 8, 9)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    plain.reset(seed=0)
+    for agent in env.agent_iter():
+        seen, reward, terminated, truncated, _ = env.last()
+        expected, plain_reward, *_ = plain.last()
+        assert seen["observations"].dtype == np.float32 and seen["action_mask"].dtype == np.int8
+        assert np.array_equal(seen["observations"], expected["observation"].reshape(-1))
+        assert np.array_equal(seen["action_mask"], expected["action_mask"])
+        assert agent == plain.agent_selection and reward == plain_reward
+        action = None if terminated or truncated else int(rng.choice(np.flatnonzero(seen["action_mask"])))
+        env.step(action)
+        plain.step(action)
+
+
+def test_rllib_stock_module_needs_the_observations_key() -> None:
+    """RLlib's own ActionMaskingTorchRLModule: KeyError on PettingZoo's key, builds on the wrapper's."""
+    require("torch")
+    require("ray")
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    import carnac_env.rllib
+
+    env = carnac_env.env(board="small")
+    with pytest.raises(KeyError, match="observations"):
+        ActionMaskingTorchRLModule(
+            observation_space=env.observation_space("player_0"),
+            action_space=env.action_space("player_0"),
+            model_config={},
+        )
+    wrapped = carnac_env.rllib.env(board="small", flatten=True)
+    module = ActionMaskingTorchRLModule(
+        observation_space=wrapped.observation_space("player_0"),
+        action_space=wrapped.action_space("player_0"),
+        model_config={},
+    )
+    assert module.action_space.n == 165
+
+
+@pytest.mark.parametrize(
+    ("flatten", "model_config"),
+    [(True, {}), (False, {"conv_filters": [[32, [3, 3], 1], [32, [3, 3], 1]]})],
+    ids=["flat-default-mlp", "planes-cnn"],
+)
+def test_rllib_ppo_trains_with_the_stock_action_masking_module(flatten: bool, model_config: dict) -> None:
+    """RLlib's PPO with its own ActionMaskingTorchRLModule and no custom RLModule, self-play on
+    the raw env (which raises on an illegal action, so one illegal move would fail the run)."""
+    require("torch")
+    ray = require("ray")
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+    from ray.tune.registry import register_env
+
+    import carnac_env.rllib
+
+    def make(config: dict) -> PettingZooEnv:
+        raw = carnac_env.raw_env(board=config["board"])
+        return PettingZooEnv(carnac_env.rllib.RLlibObservations(raw, flatten=config["flatten"]))
+
+    register_env("carnac_raw_rllib", make)
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        config = (
+            PPOConfig()
+            .environment("carnac_raw_rllib", env_config={"board": "small", "flatten": flatten})
+            .env_runners(num_env_runners=0)
+            .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, episode, **kwargs: "shared")
+            .rl_module(rl_module_spec=RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model_config))
+            .training(train_batch_size_per_learner=200, minibatch_size=100, num_epochs=1)
+            .debugging(seed=0)
+        )
+        algorithm = config.build_algo()
+        result = algorithm.train()
+        algorithm.stop()
+    finally:
+        ray.shutdown()
+    runners = result["env_runners"]
+    assert runners["num_env_steps_sampled_lifetime"] >= 200
+    assert runners["num_episodes_lifetime"] >= 2  # whole games, every move legal (the raw env raises otherwise)
+
+
+def test_rllib_env_creator_for_register_env() -> None:
+    require("torch")
+    require("ray")
+    import carnac_env.rllib
+
+    env = carnac_env.rllib.multi_agent_env({"board": "petit_menec", "flatten": True})
+    observations, _ = env.reset(seed=0)
+    assert list(observations) == ["player_0"]
+    assert observations["player_0"]["observations"].shape == (6 * 6 * 9,)
+    assert env.observation_space["player_1"]["action_mask"].shape == (6 * 6 * 4 + 5,)
