@@ -66,6 +66,71 @@ def test_sb3_contrib_maskable_ppo_with_stock_policies() -> None:
         assert info["action_mask"][int(action)]
 
 
+def _tutorial_wrapper(mix_in_gymnasium_env: bool) -> type:
+    """The wrapper of PettingZoo's SB3 action-mask tutorial (tutorials/SB3/connect_four/
+    sb3_connect_four_action_mask.py), written out again: one agent's view of the AEC game, the
+    observation without the mask, the mask from ``action_mask()``; optionally also a gymnasium.Env."""
+    import gymnasium as gym
+    from pettingzoo.utils import BaseWrapper
+
+    class TutorialWrapper(BaseWrapper):
+        def reset(self, seed=None, options=None):
+            super().reset(seed, options)
+            first = self.possible_agents[0]
+            self.observation_space = super().observation_space(first)["observation"]
+            self.action_space = super().action_space(first)
+            return self.observe(self.agent_selection), {}
+
+        def step(self, action):
+            mover = self.agent_selection
+            super().step(action)
+            reward = self._cumulative_rewards[mover]
+            done, cut = self.terminations[mover], self.truncations[mover]
+            return self.observe(self.agent_selection), reward, done, cut, self.infos[mover]
+
+        def observe(self, agent):
+            return super().observe(agent)["observation"]
+
+        def action_mask(self):
+            return super().observe(self.agent_selection)["action_mask"]
+
+    if not mix_in_gymnasium_env:
+        return TutorialWrapper
+    return type("TutorialWrapper", (TutorialWrapper, gym.Env), {})
+
+
+def test_pettingzoo_sb3_tutorial_wrapper_needs_the_gymnasium_env_mixin() -> None:
+    """PettingZoo's SB3 action-mask tutorial under Gymnasium 1.x: sb3-contrib's ActionMasker
+    (a gymnasium.Wrapper) refuses the tutorial's wrapper, which is not a gymnasium.Env; with
+    gymnasium.Env as a second base, MaskablePPO trains on Carnac (docs/frameworks.md)."""
+    require("torch")
+    sb3_contrib = require("sb3_contrib")
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from sb3_contrib.common.wrappers import ActionMasker
+
+    def mask_fn(env):
+        return env.action_mask()
+
+    as_written = _tutorial_wrapper(mix_in_gymnasium_env=False)(carnac_env.env(board="small"))
+    as_written.reset(seed=0)
+    with pytest.raises(TypeError, match=r"Expected env to be a `gymnasium\.Env`"):
+        ActionMasker(as_written, mask_fn)
+
+    env = _tutorial_wrapper(mix_in_gymnasium_env=True)(carnac_env.env(board="small"))
+    env.reset(seed=0)
+    env = ActionMasker(env, mask_fn)
+    model = sb3_contrib.MaskablePPO(MaskableActorCriticPolicy, env, n_steps=64, batch_size=64, n_epochs=1, seed=0)
+    model.learn(128)
+    obs, _ = env.reset(seed=1)
+    for _ in range(30):  # the model's masked choices are legal, whoever is to act
+        mask = env.action_masks()  # ActionMasker calls mask_fn
+        action, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        assert mask[int(action)]
+        obs, _, terminated, truncated, _ = env.step(int(action))
+        if terminated or truncated:
+            obs, _ = env.reset()
+
+
 # ---------------------------------------------------------------- Tianshou
 
 
@@ -124,18 +189,45 @@ def test_torchrl_gym_env_by_id_and_action_mask() -> None:
 
 
 def test_torchrl_gym_env_reads_the_info_mask() -> None:
-    """The default planes observation, with the mask taken from info by TorchRL's reader."""
+    """The default planes observation, with the mask taken from info by TorchRL's reader, given
+    its spec (docs/frameworks.md): TorchRL's own check_env_specs passes and a rollout of masked
+    random actions is legal throughout."""
     require("torch")
     require("torchrl")
+    import torch
+    from torchrl.data import Binary
     from torchrl.envs import ActionMask, GymEnv, TransformedEnv
     from torchrl.envs.libs.gym import default_info_dict_reader
+    from torchrl.envs.utils import check_env_specs
 
     base = GymEnv(ENV_ID, board="small", illegal_action="raise")
-    base.set_info_dict_reader(default_info_dict_reader(["action_mask"]))
+    actions = base.action_spec.space.n
+    reader = default_info_dict_reader(["action_mask"], spec={"action_mask": Binary(actions, dtype=torch.bool)})
+    base.set_info_dict_reader(reader)
     env = TransformedEnv(base, ActionMask())
+    check_env_specs(env, seed=0)
     env.set_seed(0)
     rollout = env.rollout(100, break_when_any_done=False)
     assert rollout["next", "done"].any()
+    assert rollout["action_mask"].shape == (100, actions) and rollout["action_mask"].dtype == torch.bool
+
+
+def test_torchrl_info_reader_without_spec_declares_scalars_upstream() -> None:
+    """TorchRL's behaviour, reproduced on Gymnasium's own Taxi-v4 (whose info has an
+    "action_mask" of 6): given keys and no spec, default_info_dict_reader declares every key a
+    scalar, and check_env_specs fails. docs/frameworks.md says so; if this fails, TorchRL
+    changed: update the page."""
+    require("torch")
+    require("torchrl")
+    from torchrl.envs import GymEnv
+    from torchrl.envs.libs.gym import default_info_dict_reader
+    from torchrl.envs.utils import check_env_specs
+
+    env = GymEnv("Taxi-v4")
+    env.set_info_dict_reader(default_info_dict_reader(["action_mask"]))
+    assert env.observation_spec["action_mask"].shape == ()
+    with pytest.raises(RuntimeError, match=r"must match the size of tensor b \(6\)"):
+        check_env_specs(env, seed=0)
 
 
 def test_torchrl_pettingzoo_wrapper() -> None:
