@@ -1,5 +1,6 @@
-"""MCTS simulations per second: carnac_env's ``mcts`` agent on a Carnac board against
-OpenSpiel's Python ``MCTSBot`` with ``RandomRolloutEvaluator`` on ``connect_four``.
+"""MCTS simulations per second: carnac_env's ``mcts`` agent (the compiled search) on a Carnac
+board against OpenSpiel's C++ ``pyspiel.MCTSBot`` with ``pyspiel.RandomRolloutEvaluator`` on
+``connect_four`` (and its Python ``MCTSBot`` for reference).
 
 Two measurements, each in rounds that alternate between the engines in one process:
 
@@ -11,12 +12,11 @@ Two measurements, each in rounds that alternate between the engines in one proce
 
 Both searches run the same number of simulations per move (``--sims``; by default the
 default agent's), random rollouts to the end of the game, one per simulation, and
-OpenSpiel's solver is off so that neither search stops early. Three carnac rows:
-``mcts`` at its defaults (root ranked by the greedy evaluation, best 8 searched, compiled
-rollouts where available, tree reuse; the ranking's time is included), ``mcts:width=0``
-(plain UCT over every action) and ``mcts:rollout=python`` (the default with the rollouts
-in Python). Each round times at least ``--seconds`` of search per engine. The script
-prints the median sims/s of each and the ratio carnac / OpenSpiel.
+OpenSpiel's solver is off so that neither search stops early. Two carnac rows: ``mcts`` at
+its defaults (root ranked by the greedy evaluation, best 8 searched, compiled playouts, tree
+reuse; the ranking's time is included) and ``mcts:width=0`` (plain UCT over every action).
+Each round times at least ``--seconds`` of search per engine. The script prints the median
+sims/s of each and the ratio carnac / OpenSpiel's C++ bot.
 
     python benchmarks/mcts_speed.py [--sims N] [--seconds 3] [--rounds 5] [--board medium]
 
@@ -34,7 +34,6 @@ from collections.abc import Callable
 CARNAC_ROWS = {
     "default": "mcts",
     "width=0": "mcts:width=0",
-    "python rollouts": "mcts:rollout=python",
 }
 
 
@@ -93,22 +92,27 @@ def carnac_games_round(spec: str, board: str, sims: int, seconds: float, seed: i
     return total_sims / spent
 
 
-def openspiel_bot(sims: int, seed: int):
-    """OpenSpiel's MCTSBot on connect_four with one random rollout per simulation."""
-    import numpy as np
+def openspiel_bot(sims: int, seed: int, cpp: bool = True):
+    """OpenSpiel's MCTSBot on connect_four with one random rollout per simulation: the C++ bot
+    (``pyspiel.MCTSBot``), or with ``cpp=False`` the Python one (``open_spiel.python.algorithms.mcts``)."""
     import pyspiel
-    from open_spiel.python.algorithms import mcts
 
     game = pyspiel.load_game("connect_four")
+    if cpp:
+        evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+        # (game, evaluator, uct_c, max_simulations, max_memory_mb, solve, seed, verbose)
+        return game, pyspiel.MCTSBot(game, evaluator, 2.0, sims, 1_000_000, False, seed, False)
+    import numpy as np
+    from open_spiel.python.algorithms import mcts
+
     rng = np.random.RandomState(seed)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
-    bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=sims, evaluator=evaluator, solve=False, random_state=rng)
-    return game, bot
+    return game, mcts.MCTSBot(game, uct_c=2.0, max_simulations=sims, evaluator=evaluator, solve=False, random_state=rng)
 
 
-def openspiel_position_round(opening: int, sims: int, seconds: float, seed: int) -> float:
+def openspiel_position_round(opening: int, sims: int, seconds: float, seed: int, cpp: bool = True) -> float:
     """Searches from one early connect_four position for ``seconds``; sims/s."""
-    game, bot = openspiel_bot(sims, seed)
+    game, bot = openspiel_bot(sims, seed, cpp)
     rng = random.Random(1000 + seed)
     state = game.new_initial_state()
     for _ in range(opening):
@@ -118,25 +122,33 @@ def openspiel_position_round(opening: int, sims: int, seconds: float, seed: int)
     spent = 0.0
     while spent < seconds:
         start = time.perf_counter()
-        root = bot.mcts_search(state)
+        if cpp:
+            bot.step(state)  # one search of max_simulations from a fresh tree
+            total_sims += sims
+        else:
+            total_sims += bot.mcts_search(state).explore_count
         spent += time.perf_counter() - start
-        total_sims += root.explore_count
     return total_sims / spent
 
 
-def openspiel_games_round(sims: int, seconds: float, seed: int) -> float:
-    """Self-play connect_four games of OpenSpiel's Python MCTSBot; sims/s."""
-    game, bot = openspiel_bot(sims, seed)
+def openspiel_games_round(sims: int, seconds: float, seed: int, cpp: bool = True) -> float:
+    """Self-play connect_four games of OpenSpiel's MCTSBot; sims/s."""
+    game, bot = openspiel_bot(sims, seed, cpp)
     total_sims = 0
     spent = 0.0
     while spent < seconds:
         state = game.new_initial_state()
         while not state.is_terminal() and spent < seconds:
             start = time.perf_counter()
-            root = bot.mcts_search(state)
+            if cpp:
+                action = bot.step(state)
+                total_sims += sims
+            else:
+                root = bot.mcts_search(state)
+                action = root.best_child().action
+                total_sims += root.explore_count
             spent += time.perf_counter() - start
-            total_sims += root.explore_count
-            state.apply_action(root.best_child().action)
+            state.apply_action(action)
     return total_sims / spent
 
 
@@ -152,8 +164,14 @@ def measure(args: argparse.Namespace, mode: str) -> None:
             rounds[label] = lambda seed, spec=spec: carnac_games_round(spec, args.board, args.sims, args.seconds, seed)
     if mode == "position":
         rounds["openspiel"] = lambda seed: openspiel_position_round(args.opening, args.sims, args.seconds, seed)
+        if args.python_bot:
+            rounds["openspiel python"] = lambda seed: openspiel_position_round(
+                args.opening, args.sims, args.seconds, seed, cpp=False
+            )
     else:
         rounds["openspiel"] = lambda seed: openspiel_games_round(args.sims, args.seconds, seed)
+        if args.python_bot:
+            rounds["openspiel python"] = lambda seed: openspiel_games_round(args.sims, args.seconds, seed, cpp=False)
     rates: dict[str, list[float]] = {label: [] for label in rounds}
     for round_index in range(args.rounds):
         for label, run in rounds.items():
@@ -164,10 +182,13 @@ def measure(args: argparse.Namespace, mode: str) -> None:
     theirs = statistics.median(rates["openspiel"])
     where = f"after {args.opening} random moves" if mode == "position" else "whole self-play games"
     print(f"\n{mode}: {where}, {args.sims} sims/move, median of {args.rounds} rounds")
-    print(f"  OpenSpiel MCTSBot (connect_four, random rollouts): {theirs:,.0f} sims/s")
+    print(f"  OpenSpiel C++ pyspiel.MCTSBot (connect_four, random rollouts): {theirs:,.0f} sims/s")
+    if "openspiel python" in rates:
+        python_bot = statistics.median(rates["openspiel python"])
+        print(f"  OpenSpiel Python MCTSBot (connect_four): {python_bot:,.0f} sims/s")
     for label, spec in CARNAC_ROWS.items():
         ours = statistics.median(rates[label])
-        print(f"  carnac_env {spec} ({args.board}): {ours:,.0f} sims/s, ratio {ours / theirs:.2f}x OpenSpiel")
+        print(f"  carnac_env {spec} ({args.board}): {ours:,.0f} sims/s, ratio {ours / theirs:.2f}x OpenSpiel C++")
     print(flush=True)
 
 
@@ -181,17 +202,17 @@ def main() -> None:
     parser.add_argument("--board", default="medium")
     parser.add_argument("--opening", type=int, default=4, help="random moves before the position measured")
     parser.add_argument("--mode", choices=["both", "position", "games"], default="both")
+    parser.add_argument("--python-bot", action="store_true", help="also measure OpenSpiel's Python MCTSBot")
     args = parser.parse_args()
     try:
         import pyspiel  # noqa: F401
     except ImportError:
         raise SystemExit("this benchmark needs open_spiel: pip install open_spiel (the bench extra)") from None
-    from carnac_env.agents.mcts import MCTSAgent, default_rollout
+    from carnac_env.agents.mcts import MCTSAgent
 
     if args.sims is None:
         args.sims = MCTSAgent().sims
-    MCTSAgent(sims=50).choose(carnac_opening(args.board, args.opening, 0))  # load the compiled kernel first
-    print(f"carnac_env's default rollout here: {default_rollout()!r}\n")
+    MCTSAgent(sims=50).choose(carnac_opening(args.board, args.opening, 0))  # load the compiled search first
     for mode in ("position", "games"):
         if args.mode in ("both", mode):
             measure(args, mode)
