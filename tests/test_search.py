@@ -129,11 +129,11 @@ def test_backup_takes_sides_by_the_chooser_of_each_edge_not_by_depth() -> None:
     players = [0, 1, 1, 0]
     for depth, player in enumerate(players):
         a.player[0, depth] = player
-        a.path_node[0, depth] = depth
-        a.path_edge[0, depth] = depth
-    a.depth[0] = 4
-    a.leaf[0] = 4
-    backup(tree, 0, 0.5, 1)
+        a.path_node[0, 0, depth] = depth
+        a.path_edge[0, 0, depth] = depth
+    a.depth[0, 0] = 4
+    a.leaf[0, 0] = 4
+    backup(tree, 0, 0, 0.5, 1, False)
     assert a.w[0, :4].tolist() == [-0.5, 0.5, 0.5, -0.5]
     assert a.n[0, :4].tolist() == [1, 1, 1, 1]
     assert a.visits[0, :5].tolist() == [1, 1, 1, 1, 1]
@@ -147,9 +147,14 @@ def test_edge_values_are_for_their_chooser_when_a_player_moves_twice() -> None:
     state = GameState("medium")
     state.apply(4 * 33)
     assert state.phase == RESPOND and state.to_act == 1
-    search = Search("medium", Network(ConstantNet(1.0)), PUCT(1.5))
-    search.set_games([state])
-    search.run(300)
+    for lanes in (1, 8):
+        search = Search("medium", Network(ConstantNet(1.0)), PUCT(1.5), lanes=lanes)
+        search.set_games([state])
+        search.run(300)
+        _check_edge_totals(search)
+
+
+def _check_edge_totals(search: Search) -> None:
     a = search.arrays
     twice = 0
 
@@ -253,6 +258,31 @@ def test_batched_trees_equal_single_searches() -> None:
         alone.run(40)
         np.testing.assert_array_equal(alone.root(0).visits, together.root(t).visits)
         np.testing.assert_allclose(alone.root(0).values, together.root(t).values)
+
+
+def test_lanes_batch_the_leaves_of_one_tree_and_take_their_virtual_losses_back() -> None:
+    state = random_state("small", 2, 3)
+    net = ConstantNet(0.2)
+    search = Search("small", Network(net), PUCT(1.5), lanes=8)
+    search.set_games([state])
+    search.run(160)
+    assert net.calls <= 1 + 160 // 8 + 5  # about one batch per 8 simulations (a few collisions)
+    assert search.root(0).visits.sum() == 160
+    a = search.arrays
+    # no virtual loss is left: every edge's mean is a mean of real values, in [-1, 1]
+    used = a.n[0, : a.used[0]] > 0
+    means = a.w[0, : a.used[0]][used] / a.n[0, : a.used[0]][used]
+    assert np.all(np.abs(means) <= 1 + 1e-9)
+    assert (a.count[0, : a.size[0]] != -2).all()  # no leaf left waiting
+    # few actions (a response: tilts and declining): the lanes collide, the budget still holds
+    respond = GameState("small")
+    respond.apply(4 * 12)
+    assert respond.phase == RESPOND
+    search = Search("small", Network(ConstantNet(0.0)), Gumbel(16, noise=True), lanes=16, seed=2)
+    search.set_games([respond])
+    search.run(50)
+    assert search.root(0).visits.sum() == 50
+    assert search.gumbel_action(0) in respond.legal_actions()
 
 
 def test_network_calls_are_one_batch_per_simulation_and_finished_games_need_none() -> None:

@@ -21,6 +21,8 @@ Options (spec ``az:sims=200:c=1.5:model=PATH``):
   action with the highest network logit, no search);
 * ``c``: the PUCT exploration constant (default 1.5);
 * ``rule``: ``puct`` or ``gumbel``; ``considered``: Gumbel's root actions (default 16);
+* ``lanes``: leaves evaluated per network call (default 8; virtual losses keep them apart):
+  fewer, slower calls than one leaf at a time, for about the same play;
 * ``model``: a model file (``.npz``, :func:`carnac_env.models.save`) or the name of a shipped
   model (``small``, ``medium``, ``petit_menec``); by default the shipped model of the game's
   board, or on a board without one the first shipped of
@@ -73,12 +75,14 @@ class AZAgent(SearchAgent):
         model: str = "",
         rule: str = "puct",
         considered: int = 16,
+        lanes: int = 8,
     ) -> None:
         super().__init__(seed)
         self.sims = _checks.whole("az option sims", sims, 0, 1_000_000)
         self.c = _checks.number("az option c", c, 0.0)
         self.rule = _checks.choice("az option rule", rule, RULES)
         self.considered = _checks.whole("az option considered", considered, 1, 4096)
+        self.lanes = _checks.whole("az option lanes", lanes, 1, 256)
         if not isinstance(model, str):
             raise CarnacError(f"az option model={model!r}; expected a file name or a shipped model name")
         self.model = model
@@ -92,6 +96,7 @@ class AZAgent(SearchAgent):
         spec += f":c={self.c:g}" if self.c != 1.5 else ""
         spec += f":rule={self.rule}" if self.rule != "puct" else ""
         spec += f":considered={self.considered}" if self.considered != 16 else ""
+        spec += f":lanes={self.lanes}" if self.lanes != 8 else ""
         return spec + (f":model={self.model}" if self.model else "")
 
     def __getstate__(self) -> dict:
@@ -130,7 +135,7 @@ class AZAgent(SearchAgent):
         search = self._search
         if search is None or search.board != state.board or search.evaluator.net is not net:
             rule = PUCT(self.c) if self.rule == "puct" else Gumbel(self.considered, noise=False)
-            search = self._search = Search(state.board, Network(net), rule, seed=0)
+            search = self._search = Search(state.board, Network(net), rule, seed=0, lanes=self.lanes)
         search.set_games([state])
         search.run(self.sims)
         return search.best_action(0) if self.rule == "puct" else search.gumbel_action(0)
@@ -144,6 +149,7 @@ register(
         "c": (float, 1.5, "PUCT exploration constant"),
         "rule": (str, "puct", "search rule: puct or gumbel"),
         "considered": (int, 16, "Gumbel: root actions sequential halving starts from"),
+        "lanes": (int, 8, "leaves evaluated per network call (virtual losses keep them apart)"),
         "model": (str, "", "model file (.npz) or shipped model name; default: the board's shipped model"),
     },
     "AlphaZero-style search over a policy-value network (numpy inference)",

@@ -1,10 +1,13 @@
 """The compiled simulation loop: descend, evaluate, expand, back up, for many trees at once.
 
-One *round* runs one simulation in every active tree (:func:`select_round`): the root's game
-is copied into the tree's scratch slot, the selection rule walks down the expanded tree,
-playing each edge's action with the kernel's rules, until it reaches a new node, a finished
-game or (with playout evaluators) a node seen once before, which is then expanded and the
-walk goes on. What happens at the leaf depends on the evaluator's *mode*:
+One *round* runs up to ``lanes`` simulations in every active tree (:func:`select_round`): for
+each, the root's game is copied into the lane's scratch slot (``tree * lanes + lane``), the
+selection rule walks down the expanded tree, playing each edge's action with the kernel's
+rules, until it reaches a new node, a finished game or (with playout evaluators) a node seen
+once before, which is then expanded and the walk goes on. With several lanes, each walk leaves
+a virtual loss on its path (:mod:`carnac_env.search.tree`) so that the next walks of the same
+tree go elsewhere; a walk that reaches a leaf already waiting in this round is taken back and
+ends the tree's round. What happens at the leaf depends on the evaluator's *mode*:
 
 * ``PLAYOUTS``: compiled random playouts value it at once, and the value is backed up;
 * ``NETWORK``: its observation and legal mask are written to the round's batch, and the
@@ -14,8 +17,8 @@ walk goes on. What happens at the leaf depends on the evaluator's *mode*:
 
 A finished game is scored by the rules and backed up at once, without an evaluation.
 
-Between rounds nothing is kept but the tree: the scratch slot still holds each waiting
-leaf's game, so the expansion reads its legal actions there.
+Between rounds nothing is kept but the tree: the scratch slots still hold the waiting
+leaves' games, so the expansion reads their legal actions there.
 """
 
 from __future__ import annotations
@@ -27,57 +30,72 @@ from carnac_env.batch import kernel
 from carnac_env.search import games
 from carnac_env.search.games import NOT_OVER
 from carnac_env.search.rules import select_edge
-from carnac_env.search.tree import add_edges, add_node, backup, set_priors_from_logits, swap_edges
+from carnac_env.search.tree import (
+    WAITING as PENDING,
+)
+from carnac_env.search.tree import (
+    add_edges,
+    add_node,
+    add_virtual_loss,
+    backup,
+    revert,
+    set_priors_from_logits,
+    swap_edges,
+)
 
 _JIT = {"cache": True, "nogil": True}
 
 #: Evaluator modes.
 NETWORK, PLAYOUTS, MIXED = 0, 1, 2
 
-#: What :func:`select_round` reports for a tree.
-DONE, WAITING, FULL = 0, 1, 2
+#: What a simulation reports: backed up, waiting for the network, or taken back (a collision).
+DONE, WAITING, COLLIDED = 0, 1, 2
 
 
 @njit(**_JIT)
-def descend(tree, t, roots, slot, scratch, rules, visit_level, expand_seen, actions):  # pragma: no cover
-    """Walk tree ``t`` from its root to a leaf, replaying the moves in ``scratch`` slot ``t``.
+def descend(tree, t, lane, roots, slot, scratch, rules, visit_level, expand_seen, virtual, actions):  # pragma: no cover
+    """Walk tree ``t`` from its root to a leaf, replaying the moves in scratch slot
+    ``t * lanes + lane`` (the path goes to ``lane``; with ``virtual`` each edge on it gets a
+    virtual loss).
 
     ``rules`` is ``(root code, root c, root fpu, code, c, fpu, value_scale, maxvisit_init)``
-    (:func:`~carnac_env.search.rules.rule_parameters` of the root's rule and the other's). The walk stops at a
-    new node (made here for the edge just followed), at a finished game, or at an unexpanded
-    node; with ``expand_seen`` (playout evaluators) an unexpanded node that was visited before
-    is expanded here (uniform priors) and the walk goes on. The path is left in the tree for
-    :func:`~carnac_env.search.tree.backup`; returns the leaf.
+    (:func:`~carnac_env.search.rules.rule_parameters` of the root's rule and the other's). The
+    walk stops at a new node (made here for the edge just followed), at a finished game, or at
+    an unexpanded node; with ``expand_seen`` (playout evaluators) an unexpanded node that was
+    visited before is expanded here (uniform priors) and the walk goes on. Returns the leaf.
     """
     root_code, root_c, root_fpu, code, c, fpu, value_scale, maxvisit_init = rules
-    games.copy_game(roots, slot, scratch, t)
+    where = t * tree.leaf.shape[1] + lane
+    games.copy_game(roots, slot, scratch, where)
     node = tree.root[t]
     depth = 0
     while tree.winner[t, node] == NOT_OVER:
         if tree.count[t, node] < 0:
-            if not (expand_seen and tree.visits[t, node] > 0):
+            if not (expand_seen and tree.count[t, node] != PENDING and tree.visits[t, node] > 0):
                 break
-            add_edges(tree, t, node, actions, games.legal_actions(scratch, t, actions))
+            add_edges(tree, t, node, actions, games.legal_actions(scratch, where, actions))
         if depth == 0:
             e = select_edge(tree, t, node, root_code, root_c, root_fpu, value_scale, maxvisit_init, True, visit_level)
         else:
             e = select_edge(tree, t, node, code, c, fpu, value_scale, maxvisit_init, False, visit_level)
-        tree.path_node[t, depth] = node
-        tree.path_edge[t, depth] = e
+        tree.path_node[t, lane, depth] = node
+        tree.path_edge[t, lane, depth] = e
         depth += 1
-        ended = kernel.play(scratch, t, tree.action[t, e])
+        if virtual:
+            add_virtual_loss(tree, t, node, e)
+        ended = kernel.play(scratch, where, tree.action[t, e])
         child = tree.child[t, e]
         if child < 0:
             if ended:
-                child = add_node(tree, t, -1, games.winner_of(scratch, t))
+                child = add_node(tree, t, -1, games.winner_of(scratch, where))
             else:
-                child = add_node(tree, t, scratch.to_act[t], NOT_OVER)
+                child = add_node(tree, t, scratch.to_act[where], NOT_OVER)
             tree.child[t, e] = child
             node = child
             break
         node = child
-    tree.depth[t] = depth
-    tree.leaf[t] = node
+    tree.depth[t, lane] = depth
+    tree.leaf[t, lane] = node
     return node
 
 
@@ -88,22 +106,30 @@ def has_room(tree, t, edges):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def simulate(tree, t, roots, slot, scratch, work, rules, visit_level, mode, playouts, actions):  # pragma: no cover
-    """One simulation in tree ``t``: DONE (backed up: a finished game, or playouts), or WAITING
-    (a leaf for the network, left in scratch slot ``t``; with MIXED its playout value is in
-    ``tree.value`` until the network's arrives)."""
-    leaf = descend(tree, t, roots, slot, scratch, rules, visit_level, mode == PLAYOUTS, actions)
+def simulate(
+    tree, t, lane, roots, slot, scratch, work, rules, visit_level, mode, playouts, virtual, actions
+):  # pragma: no cover - compiled
+    """One simulation in ``lane`` of tree ``t``: DONE (backed up: a finished game, or playouts),
+    WAITING (a leaf for the network, left in its scratch slot; with MIXED its playout value is in
+    ``tree.value`` until the network's arrives), or COLLIDED (the walk reached a leaf already
+    waiting; taken back)."""
+    leaf = descend(tree, t, lane, roots, slot, scratch, rules, visit_level, mode == PLAYOUTS, virtual, actions)
     winner = tree.winner[t, leaf]
     if winner != NOT_OVER:
-        backup(tree, t, games.value_for(winner, 0), 0)
+        backup(tree, t, lane, games.value_for(winner, 0), 0, virtual)
         return DONE
+    if tree.count[t, leaf] == PENDING:
+        revert(tree, t, lane)
+        return COLLIDED
+    where = t * tree.leaf.shape[1] + lane
     if mode != NETWORK:
-        value, x = games.playout_value(scratch, t, work, t, playouts, tree.rng[t])
+        value, x = games.playout_value(scratch, where, work, t, playouts, tree.rng[t])
         tree.rng[t] = x
         tree.value[t, leaf] = value
         if mode == PLAYOUTS:
-            backup(tree, t, value, scratch.to_act[t])
+            backup(tree, t, lane, value, scratch.to_act[where], virtual)
             return DONE
+    tree.count[t, leaf] = PENDING
     return WAITING
 
 
@@ -114,31 +140,52 @@ def run_playouts(tree, t, roots, slot, scratch, work, sims, rules, playouts, roo
     for done in range(sims):
         if not has_room(tree, t, room):
             return done
-        simulate(tree, t, roots, slot, scratch, work, rules, 0, PLAYOUTS, playouts, actions)
+        simulate(tree, t, 0, roots, slot, scratch, work, rules, 0, PLAYOUTS, playouts, False, actions)
     return sims
 
 
 @njit(**_JIT)
 def select_round(
-    tree, active, roots, slots, scratch, work, rules, levels, mode, playouts, room, obs, masks, waiting, full, actions
+    tree, active, roots, slots, scratch, work, rules, plans, done, sims, mode, playouts, obs, masks, waiting, actions
 ):  # pragma: no cover - compiled
-    """One simulation in every active tree; the leaves waiting for the network go to ``obs``
-    and ``masks`` (their trees to ``waiting``), in tree order. A tree without room for the
-    simulation is marked in ``full`` and skipped. Returns the number of waiting leaves."""
+    """Up to ``lanes`` simulations in every active tree that has run fewer than ``sims``
+    (``done[t]`` counts them; tree ``t``'s next one uses visit level ``plans[t, done[t]]``).
+    The leaves waiting for the network go to ``obs`` and ``masks``, their (tree, lane) to
+    ``waiting``, in tree and lane order. Returns the number of waiting leaves."""
+    lanes = tree.leaf.shape[1]
+    virtual = lanes > 1
     count = 0
     for t in range(active.shape[0]):
         if not active[t]:
             continue
-        if not has_room(tree, t, room[t]):
-            full[t] = True
-            continue
-        status = simulate(tree, t, roots, slots[t], scratch, work, rules, levels[t], mode, playouts, actions)
-        if status == WAITING:
-            player = scratch.to_act[t]
-            kernel.write_observation(scratch, t, player, obs[count])
-            kernel.write_mask(scratch, t, masks[count])
-            waiting[count] = t
-            count += 1
+        for lane in range(lanes):
+            if done[t] >= sims:
+                break
+            status = simulate(
+                tree,
+                t,
+                lane,
+                roots,
+                slots[t],
+                scratch,
+                work,
+                rules,
+                plans[t, done[t]],
+                mode,
+                playouts,
+                virtual,
+                actions,
+            )
+            if status == COLLIDED:
+                break
+            done[t] += 1
+            if status == WAITING:
+                where = t * lanes + lane
+                kernel.write_observation(scratch, where, scratch.to_act[where], obs[count])
+                kernel.write_mask(scratch, where, masks[count])
+                waiting[count, 0] = t
+                waiting[count, 1] = lane
+                count += 1
     return count
 
 
@@ -146,29 +193,37 @@ def select_round(
 def expand_round(tree, scratch, count, waiting, logits, values, mode, weight, actions):  # pragma: no cover
     """Expand the waiting leaves with the network's ``logits`` (``(count, actions)``) and
     ``values`` (for the player to act), mix in the playout values (MIXED), and back up."""
+    lanes = tree.leaf.shape[1]
+    virtual = lanes > 1
     for k in range(count):
-        t = waiting[k]
-        leaf = tree.leaf[t]
-        add_edges(tree, t, leaf, actions, games.legal_actions(scratch, t, actions))
+        t = waiting[k, 0]
+        lane = waiting[k, 1]
+        where = t * lanes + lane
+        leaf = tree.leaf[t, lane]
+        add_edges(tree, t, leaf, actions, games.legal_actions(scratch, where, actions))
         set_priors_from_logits(tree, t, leaf, logits[k])
         value = values[k]
         if mode == MIXED:
             value = (1.0 - weight) * value + weight * tree.value[t, leaf]
         tree.value[t, leaf] = value
-        backup(tree, t, value, scratch.to_act[t])
+        backup(tree, t, lane, value, scratch.to_act[where], virtual)
 
 
 @njit(**_JIT)
 def write_roots(tree, active, roots, slots, scratch, obs, masks, waiting):  # pragma: no cover - compiled
     """The unexpanded roots of the active trees, for the network: their games copied to the
-    scratch slots, observations and masks written as in :func:`select_round`. Returns how many."""
+    trees' first scratch slots, observations and masks written as in :func:`select_round`
+    (``waiting`` gets the trees). Returns how many."""
+    lanes = tree.leaf.shape[1]
     count = 0
     for t in range(active.shape[0]):
         if active[t] and tree.count[t, tree.root[t]] < 0:
-            games.copy_game(roots, slots[t], scratch, t)
-            kernel.write_observation(scratch, t, scratch.to_act[t], obs[count])
-            kernel.write_mask(scratch, t, masks[count])
-            waiting[count] = t
+            where = t * lanes
+            games.copy_game(roots, slots[t], scratch, where)
+            kernel.write_observation(scratch, where, scratch.to_act[where], obs[count])
+            kernel.write_mask(scratch, where, masks[count])
+            waiting[count, 0] = t
+            waiting[count, 1] = 0
             count += 1
     return count
 
@@ -189,8 +244,9 @@ def start_tree(tree, t, roots, slot):  # pragma: no cover - compiled
     """Empty tree ``t`` and give it a root for game ``slot`` of ``roots`` (not expanded)."""
     tree.size[t] = 0
     tree.used[t] = 0
-    tree.depth[t] = 0
-    tree.leaf[t] = -1
+    for lane in range(tree.leaf.shape[1]):
+        tree.depth[t, lane] = 0
+        tree.leaf[t, lane] = -1
     tree.root[t] = add_node(tree, t, roots.to_act[slot], games.winner_of(roots, slot))
 
 
@@ -202,12 +258,13 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
     root = tree.root[t]
     if root < 0:
         return -1
-    games.copy_game(roots, slot, scratch, t)
-    if games.same_game(scratch, t, target, target_slot):
+    where = t * tree.leaf.shape[1]
+    games.copy_game(roots, slot, scratch, where)
+    if games.same_game(scratch, where, target, target_slot):
         return root
-    # an explicit stack of (node, next edge offset); the game at the top is rebuilt by replay
-    stack_node = tree.path_node[t]
-    stack_next = tree.path_edge[t]
+    # an explicit stack of (node, next edge offset) in lane 0's path; the game at the top is rebuilt by replay
+    stack_node = tree.path_node[t, 0]
+    stack_next = tree.path_edge[t, 0]
     stack_node[0] = root
     stack_next[0] = 0
     top = 1
@@ -222,12 +279,12 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
         child = tree.child[t, tree.first[t, node] + k]
         if child < 0:
             continue
-        games.copy_game(roots, slot, scratch, t)
+        games.copy_game(roots, slot, scratch, where)
         for level in range(top):
             parent = stack_node[level]
             edge = tree.first[t, parent] + (stack_next[level] - 1)
-            kernel.play(scratch, t, tree.action[t, edge])
-        if games.same_game(scratch, t, target, target_slot):
+            kernel.play(scratch, where, tree.action[t, edge])
+        if games.same_game(scratch, where, target, target_slot):
             return child
         if tree.winner[t, child] == NOT_OVER:
             stack_node[top] = child

@@ -78,6 +78,10 @@ class Search:
         seed: seeds the trees' generators (UCT's untried order, playouts, root noise).
         dirichlet: ``(alpha, fraction)``: mix Dirichlet noise into every new root's priors
             (AlphaZero's self-play exploration), or None.
+        lanes: simulations per tree evaluated in one network batch (with virtual losses
+            steering them apart); 1 (the default) runs strictly one after the other. Several
+            lanes make a search over few trees (one agent's) cheaper per simulation, at a small
+            cost in what each simulation knows.
     """
 
     def __init__(
@@ -90,6 +94,7 @@ class Search:
         trees: int = 1,
         seed: int = 0,
         dirichlet: tuple[float, float] | None = None,
+        lanes: int = 1,
     ) -> None:
         self.board = board if isinstance(board, Board) else make_board(board)
         if not isinstance(evaluator, Playouts | Network | Mixed):
@@ -105,6 +110,9 @@ class Search:
         if isinstance(self.rule, Gumbel) and isinstance(evaluator, Playouts):
             raise CarnacError("the Gumbel rules need a network's logits; use Network or Mixed, or UCT/PUCT")
         self.trees = _checks.whole("trees", trees, 1, 1 << 16)
+        self.lanes = _checks.whole("lanes", lanes, 1, 256)
+        if self.lanes > 1 and isinstance(evaluator, Playouts):
+            raise CarnacError("lanes > 1 batch network calls; a playout search runs its simulations one by one")
         self.seed = _checks.seed(seed)
         if dirichlet is not None:
             alpha, fraction = dirichlet
@@ -120,14 +128,14 @@ class Search:
         self.max_depth = 2 * self.board.megaliths + 2
         self._new_trees(nodes=64, edges=64 * min(self.num_actions, 64))
         self.base, self._base_arrays = kernel.new_state(self.board, self.trees)
-        self.scratch, self._scratch_arrays = kernel.new_state(self.board, self.trees)
+        self.scratch, self._scratch_arrays = kernel.new_state(self.board, self.trees * self.lanes)
         self.work, _ = kernel.new_state(self.board, self.trees)
         squares = self.board.squares
-        self._obs = np.zeros((self.trees, squares * NUM_PLANES), dtype=np.int8)
-        self._masks = np.zeros((self.trees, self.num_actions), dtype=np.bool_)
-        self._waiting = np.zeros(self.trees, dtype=np.int32)
-        self._full = np.zeros(self.trees, dtype=np.bool_)
-        self._levels = np.zeros(self.trees, dtype=np.int32)
+        slots = self.trees * self.lanes
+        self._obs = np.zeros((slots, squares * NUM_PLANES), dtype=np.int8)
+        self._masks = np.zeros((slots, self.num_actions), dtype=np.bool_)
+        self._waiting = np.zeros((slots, 2), dtype=np.int32)
+        self._done = np.zeros(self.trees, dtype=np.int64)
         self._room = np.zeros(self.trees, dtype=np.int64)
         self._buffer = np.zeros(self.num_actions, dtype=np.int32)
         self._no_logits = np.zeros(self.num_actions, dtype=np.float32)
@@ -142,7 +150,7 @@ class Search:
 
     # ------------------------------------------------------------------ capacity
     def _new_trees(self, nodes: int, edges: int) -> None:
-        self.tree, self.arrays = new_tree(self.trees, nodes, edges, self.max_depth)
+        self.tree, self.arrays = new_tree(self.trees, nodes, edges, self.max_depth, self.lanes)
 
     def _grow(self, nodes: int, edges: int) -> None:
         """Room for at least ``nodes`` nodes and ``edges`` edges per tree (contents kept)."""
@@ -158,7 +166,7 @@ class Search:
         )
         for name, value in old._asdict().items():
             new = getattr(self.arrays, name)
-            if value.ndim == 2 and name not in ("path_node", "path_edge"):
+            if value.ndim == 2 and name not in ("depth", "leaf"):
                 new[:, : value.shape[1]] = value
             else:
                 new[...] = value
@@ -253,7 +261,7 @@ class Search:
                 self.tree, self.active, self.base, self._slots, self.scratch, self._obs, self._masks, self._waiting
             )
             logits, values = self._forward(count)
-            order = {int(self._waiting[k]): k for k in range(count)}
+            order = {int(self._waiting[k, 0]): k for k in range(count)}
         for t in fresh:
             wanted = self._restrict[t]
             actions = self._legal(t) if wanted is None else wanted
@@ -323,11 +331,10 @@ class Search:
                 )
                 self.last_sims[t] = done
             return sims
-        schedules = self._schedules(sims)
+        plans = self._schedules(sims)
         e = self.evaluator
-        for s in range(sims):
-            if schedules is not None:
-                self._levels[:] = schedules[:, s]
+        self._done[:] = 0
+        while (self._done[self.active] < sims).any():
             count = engine.select_round(
                 self.tree,
                 self.active,
@@ -336,14 +343,14 @@ class Search:
                 self.scratch,
                 self.work,
                 self._rules,
-                self._levels,
+                plans,
+                self._done,
+                sims,
                 e.mode,
                 e.playouts,
-                self._room,
                 self._obs,
                 self._masks,
                 self._waiting,
-                self._full,
                 self._buffer,
             )
             if count:
@@ -383,11 +390,12 @@ class Search:
         self.last_sims[self.active] = done
         return done
 
-    def _schedules(self, sims: int) -> np.ndarray | None:
-        if not isinstance(self.root_rule, Gumbel):
-            return None
-        a = self.arrays
+    def _schedules(self, sims: int) -> np.ndarray:
+        """Each tree's sequential-halving plan (Gumbel's root), else zeros (unused)."""
         plans = np.zeros((self.trees, sims), dtype=np.int32)
+        if not isinstance(self.root_rule, Gumbel):
+            return plans
+        a = self.arrays
         for t in np.flatnonzero(self.active):
             count = int(a.count[t, a.root[t]])
             plans[t] = halving_schedule(min(self.root_rule.considered, count), sims)

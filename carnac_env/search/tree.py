@@ -14,7 +14,13 @@ A :class:`Tree` holds ``T`` trees side by side; tree ``t`` uses row ``t`` of eve
   player who chooses the edge** (its node's ``player``), and the ``child`` node (-1 until
   visited).
 * Per tree: the ``root`` node, the numbers of nodes and edges in use, a SplitMix64 state
-  ``rng``, and the last simulation's ``path`` (node and edge at each depth) and ``leaf``.
+  ``rng``, and per *lane* (a simulation in flight; several when a search evaluates several
+  leaves of one tree per network batch) its ``path`` (node and edge at each depth) and ``leaf``.
+
+A node whose leaf evaluation is pending has ``count == WAITING`` (-2). While lanes are in
+flight, each edge on their paths holds a *virtual loss*: one visit and a loss (``-VIRTUAL_LOSS``
+for its chooser) that steer the other lanes elsewhere, and that :func:`backup` replaces by the
+real value.
 
 No position is stored: a node's game is its root's game with the path's actions replayed
 (:mod:`carnac_env.search.games`).
@@ -85,10 +91,10 @@ class TreeArrays(NamedTuple):
     size: np.ndarray  # (T,) int32, nodes in use
     used: np.ndarray  # (T,) int64, edges in use
     rng: np.ndarray  # (T,) uint64
-    path_node: np.ndarray  # (T, depth) int32
-    path_edge: np.ndarray  # (T, depth) int64
-    depth: np.ndarray  # (T,) int32
-    leaf: np.ndarray  # (T,) int32, the node the last simulation stopped at (-1: none waiting)
+    path_node: np.ndarray  # (T, lanes, depth) int32
+    path_edge: np.ndarray  # (T, lanes, depth) int64
+    depth: np.ndarray  # (T, lanes) int32
+    leaf: np.ndarray  # (T, lanes) int32, the node each lane's simulation stopped at (-1: none)
 
 
 @structref.register
@@ -118,9 +124,16 @@ def _make_tree(*fields):  # pragma: no cover - compiled (cached, unlike define_p
     return Tree(*fields)
 
 
-def new_tree(trees: int, nodes: int, edges: int, max_depth: int) -> tuple[Tree, TreeArrays]:
-    """Empty room for ``trees`` trees of up to ``nodes`` nodes and ``edges`` edges each, and
-    paths of up to ``max_depth`` moves (a whole game: twice the megaliths, plus one)."""
+#: ``count`` of a node whose evaluation is pending (unexpanded is -1).
+WAITING = -2
+#: The loss an edge holds for each lane in flight through it.
+VIRTUAL_LOSS = 1.0
+
+
+def new_tree(trees: int, nodes: int, edges: int, max_depth: int, lanes: int = 1) -> tuple[Tree, TreeArrays]:
+    """Empty room for ``trees`` trees of up to ``nodes`` nodes and ``edges`` edges each, paths of
+    up to ``max_depth`` moves (a whole game: twice the megaliths, plus one) and ``lanes``
+    simulations in flight per tree."""
     t = int(trees)
     arrays = TreeArrays(
         player=np.zeros((t, nodes), np.int8),
@@ -141,10 +154,10 @@ def new_tree(trees: int, nodes: int, edges: int, max_depth: int) -> tuple[Tree, 
         size=np.zeros(t, np.int32),
         used=np.zeros(t, np.int64),
         rng=np.zeros(t, np.uint64),
-        path_node=np.zeros((t, max_depth), np.int32),
-        path_edge=np.zeros((t, max_depth), np.int64),
-        depth=np.zeros(t, np.int32),
-        leaf=np.full(t, -1, np.int32),
+        path_node=np.zeros((t, lanes, max_depth), np.int32),
+        path_edge=np.zeros((t, lanes, max_depth), np.int64),
+        depth=np.zeros((t, lanes), np.int32),
+        leaf=np.full((t, lanes), -1, np.int32),
     )
     return Tree(*arrays), arrays
 
@@ -156,8 +169,9 @@ def clear(tree, t):  # pragma: no cover - compiled
     tree.size[t] = 0
     tree.used[t] = 0
     tree.root[t] = -1
-    tree.depth[t] = 0
-    tree.leaf[t] = -1
+    for lane in range(tree.leaf.shape[1]):
+        tree.depth[t, lane] = 0
+        tree.leaf[t, lane] = -1
 
 
 @njit(**_JIT)
@@ -235,26 +249,51 @@ def swap_edges(tree, t, a, b):  # pragma: no cover - compiled
 
 # ----------------------------------------------------------------------------- the backup
 @njit(**_JIT)
-def backup(tree, t, value, player):  # pragma: no cover - compiled
-    """Add the last simulation's ``value`` (for ``player``) to every edge on tree ``t``'s path.
+def backup(tree, t, lane, value, player, virtual):  # pragma: no cover - compiled
+    """Add a simulation's ``value`` (for ``player``) to every edge on tree ``t``'s path in ``lane``.
 
     An edge scores it for the player who chose it (its node's ``player``): ``+value`` if that
     is ``player``, ``-value`` otherwise. This is the search's only knowledge of the turn
     order, so a player acting twice in a row needs nothing special. Every node on the path
-    and the leaf count one more visit.
+    and the leaf count one more visit; with ``virtual`` the path's visits were counted on the
+    way down and its virtual loss is taken back here.
     """
-    depth = tree.depth[t]
+    depth = tree.depth[t, lane]
     for k in range(depth):
-        node = tree.path_node[t, k]
-        edge = tree.path_edge[t, k]
-        tree.visits[t, node] += 1
-        tree.n[t, edge] += 1
+        node = tree.path_node[t, lane, k]
+        edge = tree.path_edge[t, lane, k]
+        if virtual:
+            tree.w[t, edge] += VIRTUAL_LOSS
+        else:
+            tree.visits[t, node] += 1
+            tree.n[t, edge] += 1
         if tree.player[t, node] == player:
             tree.w[t, edge] += value
         else:
             tree.w[t, edge] -= value
-    tree.visits[t, tree.leaf[t]] += 1
-    tree.leaf[t] = -1
+    tree.visits[t, tree.leaf[t, lane]] += 1
+    tree.leaf[t, lane] = -1
+
+
+@njit(**_JIT)
+def add_virtual_loss(tree, t, node, edge):  # pragma: no cover - compiled
+    """Count a lane's way through ``edge`` of ``node`` (a visit and a virtual loss)."""
+    tree.visits[t, node] += 1
+    tree.n[t, edge] += 1
+    tree.w[t, edge] -= VIRTUAL_LOSS
+
+
+@njit(**_JIT)
+def revert(tree, t, lane):  # pragma: no cover - compiled
+    """Take back the virtual visits and losses of ``lane``'s path (a lane that collided with
+    a leaf already waiting), leaving the tree as it was before its descent."""
+    for k in range(tree.depth[t, lane]):
+        node = tree.path_node[t, lane, k]
+        edge = tree.path_edge[t, lane, k]
+        tree.visits[t, node] -= 1
+        tree.n[t, edge] -= 1
+        tree.w[t, edge] += VIRTUAL_LOSS
+    tree.leaf[t, lane] = -1
 
 
 # ----------------------------------------------------------------------------- reading
@@ -372,8 +411,9 @@ def compact(tree, t):  # pragma: no cover - compiled
     tree.root[t] = 0
     tree.size[t] = kept
     tree.used[t] = edges
-    tree.leaf[t] = -1
-    tree.depth[t] = 0
+    for lane in range(tree.leaf.shape[1]):
+        tree.leaf[t, lane] = -1
+        tree.depth[t, lane] = 0
     return kept
 
 
