@@ -127,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/security.md)",
     )
     evaluate.add_argument("--games", type=_positive, default=None, help="games per panel member (default: the panel's)")
+    evaluate.add_argument(
+        "--openings",
+        type=int,
+        default=0,
+        metavar="K",
+        help="open every game with K seeded random plies, each opening once from each seat (default 0)",
+    )
     evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
     evaluate.add_argument(
         "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
@@ -240,6 +247,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             ray=args.ray,
             trust_panel_code=args.trust_panel_code,
+            openings=args.openings,
         )
     )
 

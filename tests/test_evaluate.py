@@ -24,6 +24,7 @@ from carnac_env.evaluate import (
     load_panel,
     panel_ids,
 )
+from carnac_env.evaluate.card import format_card
 from carnac_env.evaluate.new_panel import main as new_panel_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,6 +205,23 @@ def test_evaluation_games_alternate_seats_and_use_the_arena_seeds(tiny_panel: Pa
     assert [(g.b, g.index) for g in games] == [(m, k) for m in TINY_MEMBERS for k in range(3)]
     assert all(g.seed == game_seed(9, "greedy", g.b, g.index) for g in games)
     assert [g.seats[0] for g in games[:2]] == ["greedy", "random"]
+
+
+def test_evaluation_openings_are_paired_by_seat_and_on_the_card(tiny_panel: Path, tmp_path: Path) -> None:
+    from carnac_env.arena.openings import random_opening
+
+    panel = load_panel(tiny_panel, "small")
+    games = evaluation_games("greedy", panel, 4, 9, openings=3)
+    for member in TINY_MEMBERS:
+        mine = [g for g in games if g.b == member]
+        assert [g.opening for g in mine] == [tuple(random_opening(panel.board, 3, 9, k // 2)) for k in range(4)]
+    card = _evaluate(tiny_panel, tmp_path / "o", openings=2)
+    assert card["openings"] == 2 and card["command"].endswith("--openings 2")
+    assert "from 2-ply openings" in format_card(card)
+    records = [json.loads(line) for line in (tmp_path / "o" / "games.jsonl").read_text().splitlines()]
+    assert all(r["opening"]["plies"] == 2 for r in records)
+    with pytest.raises(CarnacError, match="other settings"):  # the folder holds the evaluation with openings
+        _evaluate(tiny_panel, tmp_path / "o")
 
 
 # --------------------------------------------------------------------------- bad input

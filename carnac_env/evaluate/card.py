@@ -8,8 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from carnac_env import _checks
 from carnac_env._files import lock_folder, write_json, write_text
 from carnac_env.agents import make
+from carnac_env.arena.openings import MAX_OPENING_PLIES, random_opening
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, PRIOR_DRAWS, fit_against_anchors
 from carnac_env.arena.run import check_runner, play_schedule
 from carnac_env.arena.schedule import ArenaGame, check_games, check_seed, game_seed
@@ -22,13 +24,17 @@ from carnac_env.evaluate.panel import Panel, load_panel
 CARD_FORMAT = 1
 
 
-def evaluation_games(spec: str, panel: Panel, games: int, seed: int) -> list[ArenaGame]:
+def evaluation_games(spec: str, panel: Panel, games: int, seed: int, openings: int = 0) -> list[ArenaGame]:
     """The games of an evaluation, in canonical order: ``games`` against each member in the
     panel's order, the agent as pair member ``a`` (Red in even games, White in odd ones),
     each seeded from the evaluation seed and the game's identity (the arena's
-    :func:`~carnac_env.arena.schedule.game_seed`)."""
+    :func:`~carnac_env.arena.schedule.game_seed`). With ``openings`` plies, game ``k`` against
+    every member opens with opening ``k // 2`` of the set seeded by ``seed``, as in the arena."""
+    lines = {}
+    if openings:
+        lines = {k: tuple(random_opening(panel.board, openings, seed, k)) for k in range((games + 1) // 2)}
     return [
-        ArenaGame(spec, member.spec, k, game_seed(seed, spec, member.spec, k))
+        ArenaGame(spec, member.spec, k, game_seed(seed, spec, member.spec, k), lines.get(k // 2, ()))
         for member in panel.members
         for k in range(games)
     ]
@@ -46,6 +52,7 @@ def evaluate(
     echo: Callable[[str], None] = print,
     ray: str | None = None,
     trust_panel_code: bool = False,
+    openings: int = 0,
 ) -> dict[str, Any]:
     """Play ``agent`` against a reference panel (or resume doing so) and write ``out/card.json``.
 
@@ -73,6 +80,10 @@ def evaluate(
         trust_panel_code: let a panel file name members by import path (their code is
             imported and run); off by default, so a panel file is data only
             (:func:`~carnac_env.evaluate.panel.load_panel`, docs/security.md).
+        openings: open every game with this many seeded random plies (0: none), opening
+            ``k // 2`` for game ``k`` against each member, so that an agent without random
+            choices meets each member in varied games. The panel's own ratings were measured
+            from the start of the game; the card says how many plies its games opened with.
 
     Returns:
         The card (the contents of ``card.json``; see docs/evaluating.md).
@@ -92,6 +103,7 @@ def evaluate(
     chosen = load_panel(panel, board, trust_code=trust_panel_code)
     games = check_games(chosen.default_games if games is None else games)
     seed = check_seed(chosen.default_seed if seed is None else seed)
+    openings = _checks.whole("opening plies", openings, 0, MAX_OPENING_PLIES)
     workers, bar_class = check_runner(workers, ray, progress)
     for member in chosen.members:
         make(member.spec)
@@ -103,13 +115,14 @@ def evaluate(
         "games_per_opponent": games,
         "seed": seed,
         "carnac_env": __version__,
+        **({"openings": openings} if openings else {}),
     }
     store = ArenaStore(out)
-    planned = evaluation_games(spec, chosen, games, seed)
+    planned = evaluation_games(spec, chosen, games, seed, openings)
     card_path = Path(out) / "card.json"
     with lock_folder(store.out, "evaluate"):
         lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
-        card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel)
+        card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel, openings)
         write_text(store.games_path, "".join(line + "\n" for line in lines), if_changed=True)
         write_json(card_path, card, if_changed=True)
     echo(format_card(card))
@@ -126,6 +139,7 @@ def make_card(
     lines: list[str],
     version: str,
     panel_arg: str | Path | None = None,
+    openings: int = 0,
 ) -> dict[str, Any]:
     """The card of a finished evaluation (``lines`` in ``planned``'s order)."""
     tally = {m.spec: {"wins": 0, "draws": 0, "losses": 0} for m in panel.members}
@@ -140,7 +154,7 @@ def make_card(
     panel_option = panel.id if panel_arg is None or not str(panel_arg).endswith(".json") else str(panel_arg)
     command = (
         f"carnac evaluate {shlex.quote(spec)} --board {panel.board.name} --panel {shlex.quote(panel_option)} "
-        f"--games {games} --seed {seed}"
+        f"--games {games} --seed {seed}" + (f" --openings {openings}" if openings else "")
     )
     return {
         "format": CARD_FORMAT,
@@ -151,6 +165,7 @@ def make_card(
         "panel": {"id": panel.id, "name": panel.name, "version": panel.version, "anchor": panel.anchor},
         "games_per_opponent": games,
         "seed": seed,
+        **({"openings": openings} if openings else {}),
         "games": len(planned),
         "totals": totals,
         "opponents": opponents,
@@ -173,7 +188,9 @@ def format_card(card: dict[str, Any]) -> str:
     rating = card["rating"]
     head = (
         f"{printable(card['agent'])} on {card['board']}, panel {card['panel']['id']}: "
-        f"{card['games_per_opponent']} games per opponent, seed {card['seed']}, carnac_env {card['carnac_env']}"
+        f"{card['games_per_opponent']} games per opponent"
+        + (f" from {card['openings']}-ply openings" if card.get("openings") else "")
+        + f", seed {card['seed']}, carnac_env {card['carnac_env']}"
     )
     width = max(10, *(len(printable(o["spec"])) for o in card["opponents"])) + 2
     lines = [head, "", "opponent".ljust(width) + "panel elo".rjust(10) + "wins".rjust(7) + "draws".rjust(7)]
