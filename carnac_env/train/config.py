@@ -32,9 +32,9 @@ class Config:
     temperature_moves: int = 8
     openings: int = 4
     playouts: int = 0
-    value_search: float = 0.0
+    value_search: float = 0.5
     value_playouts: float = 0.0
-    ownership: float = 0.0
+    ownership: float = 0.5
     train_steps: int = 50
     batch_size: int = 256
     lr: float = 1e-3
