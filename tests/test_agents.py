@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import carnac_env
 from carnac_env.agents import GreedyAgent, MCTSAgent, RandomAgent, evaluate, make, parse_spec
-from carnac_env.agents.greedy import action_values
+from carnac_env.agents.greedy import action_values, engine_action_values, reference_action_values
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import BOARDS
 from carnac_env.core.game import RESPOND, GameState
@@ -209,6 +209,23 @@ def test_evaluation_is_antisymmetric_and_counts_dolmens() -> None:
     state = GameState.from_diagram("petit_menec", ["RRR...", "......", "..WW..", "......", "......", "......"])
     assert evaluate(state, 0) == -evaluate(state, 1)
     assert evaluate(state, 0) > 100 - 40  # a red dolmen against a white pair
+
+
+@pytest.mark.parametrize("board", list(BOARDS))
+def test_compiled_greedy_values_equal_the_reference_bit_for_bit(board: str) -> None:
+    import random
+
+    rng = random.Random(board)
+    engine = BatchGame(board, num_envs=1)
+    for _ in range(2):
+        state = GameState(board)
+        while not state.is_over:
+            expected = reference_action_values(state)
+            assert action_values(state) == expected
+            engine.set_state(0, state)
+            assert engine_action_values(engine, 0) == expected
+            state.apply(rng.choice(state.legal_actions()))
+    assert action_values(state) == []  # a finished game has no action
 
 
 def test_playout_responses_are_uniform_over_the_legal_ones() -> None:

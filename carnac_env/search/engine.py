@@ -66,7 +66,10 @@ def descend(tree, t, lane, roots, slot, scratch, rules, visit_level, expand_seen
     """
     root_code, root_c, root_fpu, code, c, fpu, value_scale, maxvisit_init = rules
     where = t * tree.leaf.shape[1] + lane
-    games.copy_game(roots, slot, scratch, where)
+    if expand_seen:  # playouts: the scratch slot's observation planes are never read
+        games.copy_rules_state(roots, slot, scratch, where)
+    else:
+        games.copy_game(roots, slot, scratch, where)
     node = tree.root[t]
     depth = 0
     while tree.winner[t, node] == NOT_OVER:

@@ -56,6 +56,26 @@ def copy_game(src, i, dst, j):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
+def copy_rules_state(src, i, dst, j):  # pragma: no cover - compiled
+    """Copy what the rules read of game ``i`` of ``src`` into slot ``j`` of ``dst``: the squares,
+    the counts, the phase and the pending megalith, not the observation planes or the lying
+    pairs (written by the rules, never read by them). For a work slot that only plays on."""
+    squares = src.cells.shape[1]
+    for s in range(squares):
+        dst.cells[j, s] = src.cells[i, s]
+        dst.kinds[j, s] = src.kinds[i, s]
+    dst.num_lying[j] = src.num_lying[i]
+    dst.supply[j] = src.supply[i]
+    dst.empty[j] = src.empty[i]
+    dst.phase[j] = src.phase[i]
+    dst.to_act[j] = src.to_act[i]
+    dst.pending[j] = src.pending[i]
+    dst.pending_ns[j] = src.pending_ns[i]
+    for d in range(4):
+        dst.tilt_ok[j, d] = src.tilt_ok[i, d]
+
+
+@njit(**_JIT)
 def same_game(a, i, b, j):  # pragma: no cover - compiled
     """Whether game ``i`` of ``a`` and game ``j`` of ``b`` are the same position for play: the
     same squares, supply, phase, player to act and pending megalith (the order in which the
@@ -128,7 +148,7 @@ def value_for(winner, player):  # pragma: no cover - compiled
     return 1.0 if winner == player else -1.0
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def random_action(st, i, x):  # pragma: no cover - compiled
     """A uniformly random legal action of game ``i`` and the generator's next state.
 
@@ -169,7 +189,7 @@ def playout_value(st, i, work, j, playouts, x):  # pragma: no cover - compiled
     player = st.to_act[i]
     total = 0.0
     for _ in range(playouts):
-        copy_game(st, i, work, j)
+        copy_rules_state(st, i, work, j)
         winner, x = playout(work, j, x)
         total += value_for(winner, player)
     return total / playouts, x

@@ -275,8 +275,8 @@ def _puct(tree, t, node, c, fpu):  # pragma: no cover - compiled
     return index
 
 
-@njit(**_JIT)
-def _uct(tree, t, node, c):  # pragma: no cover - compiled
+@njit(fastmath=True, **_JIT)
+def _uct(tree, t, node, c):  # pragma: no cover - compiled (fastmath: the per-edge scores vectorise)
     first = tree.first[t, node]
     count = tree.count[t, node]
     tried = tree.tried[t, node]

@@ -8,8 +8,9 @@ computed for each unfinished game, an action is chosen, and all games move in on
 The observations stored for training are the engine's own (the player to act's planes).
 
 * :func:`greedy_games` (bootstrap): the target is a softmax of the ``greedy`` agent's action
-  values (:func:`carnac_env.agents.greedy.action_values`) divided by a temperature; moves are
-  drawn from it. A network distilled from it starts near greedy's play instead of at random.
+  values (:func:`carnac_env.agents.greedy.engine_action_values`, compiled, on the engine's
+  slots) divided by a temperature; moves are drawn from it. A network distilled from it starts
+  near greedy's play instead of at random.
 * :func:`selfplay_games`: one :class:`~carnac_env.search.Search` over all the games (one tree
   per game; all trees' leaves evaluated in one network batch per simulation), straight from
   the engine's slots: no ``GameState`` is built.
@@ -43,7 +44,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from carnac_env.agents.greedy import action_values
+from carnac_env.agents.greedy import engine_action_values
 from carnac_env.batch import BatchGame, kernel
 from carnac_env.core.boards import Board
 from carnac_env.core.observation import OPPONENT, OWN
@@ -212,8 +213,7 @@ def greedy_games(board: Board, shard: Shard, rng: np.random.Generator) -> tuple[
     def choose(engine: BatchGame, envs: np.ndarray, moves: np.ndarray):
         targets, actions = [], []
         for i in envs:
-            state = engine.get_state(int(i))
-            legal_values = sorted((a, v) for v, a in action_values(state))
+            legal_values = sorted((a, v) for v, a in engine_action_values(engine, int(i)))
             legal = np.asarray([a for a, _ in legal_values])
             v = np.asarray([v for _, v in legal_values], dtype=np.float64) / shard.temperature
             p = np.exp(v - v.max())
