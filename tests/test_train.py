@@ -251,6 +251,33 @@ def test_command_line(tmp_path, capsys):
     assert len((tmp_path / "log.txt").read_text().splitlines()) == 2
 
 
+def test_sigterm_stops_between_iterations_and_the_run_resumes(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["--out", str(tmp_path), "--iterations", "1000", "--no-progress", "--eval-every", "0"]
+    for key, value in TINY.items():
+        if key not in ("eval_every",):
+            args += [f"--{key.replace('_', '-')}", str(value)]
+    code = f"import sys; from carnac_env.cli import main; sys.exit(main(['train', *{args!r}]))"
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "log.txt"
+    deadline = time.monotonic() + 240
+    while not (log.exists() and log.read_text().count("\n") >= 2) and time.monotonic() < deadline:
+        time.sleep(0.2)  # wait for two finished iterations (the file is written whole, atomically)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and "run the same command again to resume" in err
+    with trainer(tmp_path, iterations=3) as again:
+        done = again.iteration
+        assert done >= 2 and len(again.curve) == done
+        again.run()
+        assert again.iteration == max(3, done)
+
+
 def test_init_from_a_model_of_another_board(tmp_path):
     with trainer(tmp_path / "petit", Config(**TINY, iterations=1)) as t:
         t.run()

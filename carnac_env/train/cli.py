@@ -139,6 +139,14 @@ def main(args: argparse.Namespace) -> int:
     except CarnacError as err:
         print(f"carnac: error: train: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM through sigterm_as_interrupt
+        from carnac_env.arena.runner import ArenaTerminated
+
+        print(
+            "\ninterrupted; the checkpoint holds every finished iteration: run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 143 if isinstance(stop, ArenaTerminated) else 130
     last = rows[-1] if rows else (trainer.curve[-1] if trainer.curve else {})
     print(f"done: iteration {trainer.iteration}, {trainer.games_played} games, {trainer.wall:.0f} s; last: {last}")
     print(f"model: {trainer.out / 'model.npz'}  best: {trainer.out / 'best.npz'}  curve: {trainer.out / 'curve.csv'}")
