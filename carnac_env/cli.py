@@ -311,7 +311,7 @@ def _play_loop(
         try:
             action = env.parse_action(line)
         except ValueError as err:  # CarnacError, or a number Python will not read (e.g. '²', 5000 digits)
-            _say(f"Not a move: {_short(str(err))}. Type 'moves' to list the legal moves.", width)
+            _say(f"Not a move: {_shorten_echo(str(err), line)}. Type 'moves' to list the legal moves.", width)
             continue
         reason = refusal(game, action)
         if reason is not None:
@@ -340,8 +340,12 @@ def _say(text: str, width: int) -> None:
     print(textwrap.fill(text, width=max(20, width), subsequent_indent="  ", break_long_words=False))
 
 
-def _short(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _shorten_echo(message: str, line: str, keep: int = 24) -> str:
+    """``message`` with a long echo of the typed ``line`` cut to its first characters, so
+    that the explanation after it is printed whole (a 5000-digit line is not repeated)."""
+    if len(line) > keep:
+        message = message.replace(line, line[: keep - 3] + "...")
+    return message if len(message) <= 400 else message[:397] + "..."
 
 
 def _names(args: argparse.Namespace) -> tuple[str, str]:
