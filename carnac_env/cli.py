@@ -1,5 +1,6 @@
 """The ``carnac`` command: ``arena``, ``evaluate``, ``play``, ``replay`` and ``train``.
 
+    carnac agents                                 # every agent, its options and the shipped az models
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
     carnac arena ... --ray [ADDRESS]              # the games as Ray tasks (the ray extra)
@@ -49,9 +50,21 @@ def build_parser() -> argparse.ArgumentParser:
     from carnac_env.core.boards import BOARDS
 
     boards = ", ".join(BOARDS)
-    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
-    sub = parser.add_subparsers(dest="command", metavar="{arena,evaluate,play,replay,train}")
+    from carnac_env.agents import agent_table
+
+    parser = argparse.ArgumentParser(
+        prog="carnac", description="Carnac: agents, arena, evaluate, play, replay and train."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{agents,arena,evaluate,play,replay,train}")
     sub.required = True
+
+    sub.add_parser(
+        "agents",
+        help="list the agents, their options and the shipped az models",
+        description="List every built-in agent with what it does and its options (an agent spec is "
+        "NAME[:OPTION=VALUE...], e.g. mcts:sims=400 or az:model=runs/az/best.npz:sims=0), "
+        "and the models the az agent plays.",
+    )
 
     arena = sub.add_parser(
         "arena",
@@ -61,12 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
         "Run the same command again to resume an interrupted arena. "
         f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
         f"{DEFAULT_ARENA['games']} games per pair.",
+        epilog="agents (carnac agents says more about each option):\n" + agent_table(options=False, width=98),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arena.add_argument("--board", default=DEFAULT_ARENA["board"], help=f"board name ({boards})")
     arena.add_argument(
         "--agents",
         default=DEFAULT_ARENA["agents"],
-        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (see docs/agents.md)",
+        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (the agents are listed below)",
     )
     arena.add_argument("--games", type=_positive, default=DEFAULT_ARENA["games"], help="games per pair")
     arena.add_argument("--seed", type=int, default=DEFAULT_ARENA["seed"], help="arena seed")
@@ -131,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="a game record (.json) or a file of records (.jsonl)")
     replay.add_argument("--line", type=_positive, default=None, help="the record's line in a .jsonl file (from 1)")
     replay.add_argument("--all", action="store_true", help="print every step without waiting")
-    replay.add_argument("--gif", default=None, help="write an animated GIF instead (needs the render extra)")
+    replay.add_argument("--gif", default=None, help="write an animated GIF instead")
     replay.add_argument("--mp4", default=None, help="write an MP4 video instead (needs the video extra)")
     replay.add_argument(
         "--html",
@@ -159,6 +174,50 @@ def cmd_train(args: argparse.Namespace) -> int:
     from carnac_env.train.cli import main as train_main
 
     return train_main(args)
+
+
+# --------------------------------------------------------------------------- agents
+def cmd_agents(args: argparse.Namespace) -> int:
+    """Print every built-in agent with its options, then the models the az agent plays."""
+    from carnac_env.agents import agent_table
+
+    width = max(60, min(100, shutil.get_terminal_size((100, 24)).columns - 1))
+    print("An agent spec is NAME[:OPTION=VALUE...], e.g. mcts:sims=400 or az:model=runs/az/best.npz:sims=0.\n")
+    print(agent_table(width=width))
+    print()
+    print(_az_models_text(width))
+    return 0
+
+
+def _az_models_text(width: int) -> str:
+    """The models shipped for the az agent: each one's board, size and training games, and which
+    model plays each board (its own, or the fallback)."""
+    import json
+
+    from carnac_env.agents.az import FALLBACK_MODELS, shipped_models
+    from carnac_env.core.boards import BOARDS
+
+    shipped = shipped_models()
+    lines = ["Models shipped for az (az:model=NAME, or a .npz file from carnac train):"]
+    for name, path in shipped.items():
+        try:
+            card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            card = {}
+        shape = card.get("architecture") or {}
+        facts = []
+        if shape:
+            facts.append(f"{shape.get('blocks', '?')} residual blocks of {shape.get('channels', '?')} channels")
+        if card.get("games"):
+            facts.append(f"trained on {card['games']} games")
+        lines.append(f"  {name:12} {path.name}" + (f": {', '.join(facts)}" if facts else ""))
+    fallback = next((name for name in FALLBACK_MODELS if name in shipped), None)
+    others = [board for board in BOARDS if board not in shipped]
+    if others:
+        plays = f"the {fallback} model (not trained there)" if fallback else "no model: pass az:model=PATH"
+        lines.extend(textwrap.wrap(f"By default az plays each board's own model; {', '.join(others)}: {plays}.", width))
+    lines.append("The model cards (how each was trained, what it reaches): carnac_env/models/*.json, docs/training.md.")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- arena
@@ -447,6 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers = {
+        "agents": cmd_agents,
         "arena": cmd_arena,
         "evaluate": cmd_evaluate,
         "play": cmd_play,
