@@ -7,6 +7,7 @@
     carnac evaluate SPEC --board medium [--panel medium-v1] [--games N] [--seed S] [--workers W] [--out DIR]
     carnac play --board medium --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH | --html PATH]
+    carnac serve [--port 8080] [--agents greedy,mcts,az,random] [--open]   # play in the browser (serve extra)
     carnac train --board small --out DIR          # AlphaZero-style training (the train extra)
     carnac train ... --workers N | --ray [ADDRESS]   # self-play games in N processes or on Ray actors
 
@@ -53,9 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     from carnac_env.agents import agent_table
 
     parser = argparse.ArgumentParser(
-        prog="carnac", description="Carnac: agents, arena, evaluate, play, replay and train."
+        prog="carnac", description="Carnac: agents, arena, evaluate, play, replay, serve and train."
     )
-    sub = parser.add_subparsers(dest="command", metavar="{agents,arena,evaluate,play,replay,train}")
+    sub = parser.add_subparsers(dest="command", metavar="{agents,arena,evaluate,play,replay,serve,train}")
     sub.required = True
 
     sub.add_parser(
@@ -69,11 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
     arena = sub.add_parser(
         "arena",
         help="round robin between agents, with ratings",
-        description="Round robin between agents: every pair plays --games games, seats alternating. "
-        "Writes OUT/games.jsonl, OUT/results.json (and OUT/ratings.png with matplotlib). "
-        "Run the same command again to resume an interrupted arena. "
-        f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
-        f"{DEFAULT_ARENA['games']} games per pair.",
+        description=textwrap.fill(
+            "Round robin between agents: every pair plays --games games, seats alternating. "
+            "Writes OUT/games.jsonl, OUT/results.json (and OUT/ratings.png with matplotlib). "
+            "Run the same command again to resume an interrupted arena. "
+            f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
+            f"{DEFAULT_ARENA['games']} games per pair.",
+            98,
+        ),
         epilog="agents (carnac agents says more about each option):\n" + agent_table(options=False, width=98),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -155,6 +159,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+
+    from carnac_env.serve import DEFAULT_PORT
+
+    serve = sub.add_parser(
+        "serve",
+        help="play against an agent in a web browser (needs the serve extra)",
+        description=textwrap.fill(
+            "A local web server with a page where you play against an agent on any board: click a "
+            "square and an orientation to place (the tilts it would allow are previewed), click where a tilt "
+            "lands or decline; the score, who leads and why are shown as you play; undo, and download the game "
+            "record (for carnac replay). The agents think in worker threads, so the page stays responsive. "
+            "Bound to 127.0.0.1 unless --host says otherwise. Ctrl-C stops it.",
+            98,
+        ),
+        epilog="agents:\n" + agent_table(options=False, width=98),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free port)"
+    )
+    serve.add_argument(
+        "--agents",
+        default="greedy,mcts,az,random",
+        help="the opponents the page offers, comma-separated specs (default greedy,mcts,az,random); "
+        "their options set the budget, e.g. mcts:sims=500 (a page cannot ask for others)",
+    )
+    serve.add_argument(
+        "--boards", default=None, help=f"the boards the page offers, comma-separated (default all: {boards})"
+    )
+    serve.add_argument("--workers", type=_positive, default=2, help="threads the agents think in (default 2)")
+    serve.add_argument("--open", action="store_true", help="open the page in the default web browser")
 
     train = sub.add_parser(
         "train",
@@ -500,6 +538,20 @@ def _write_replays(record: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- serve
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the play page until Ctrl-C."""
+    from carnac_env.arena import split_agents
+    from carnac_env.serve import serve
+
+    boards = [b.strip() for b in args.boards.split(",") if b.strip()] if args.boards else None
+    try:
+        serve(args.host, args.port, split_agents(args.agents), boards, args.workers, args.open)
+    except KeyboardInterrupt:
+        print("\ncarnac serve: stopped")
+    return 0
+
+
 # --------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``carnac`` console script; returns the exit status."""
@@ -511,6 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "evaluate": cmd_evaluate,
         "play": cmd_play,
         "replay": cmd_replay,
+        "serve": cmd_serve,
         "train": cmd_train,
     }
     try:
