@@ -6,6 +6,7 @@
     python docs/make_tutorials.py --notebooks           # after editing only a page's prose: rewrite the
                                                         # notebooks, keeping the outputs of unchanged code
     python docs/make_tutorials.py --check               # exit 1 if a notebook is stale
+    python docs/make_tutorials.py --time play-by-hand.md   # CPU and wall time of a page's code, run as a script
 
 Each page in docs/tutorials/ is the one source. It becomes a notebook in
 docs/tutorials/notebooks/ (Markdown cells and code cells; a ``python`` block is a code cell,
@@ -413,6 +414,19 @@ def main(argv: list[str] | None = None) -> int:
         for name, why in problems:
             print(f"stale: {notebook_path(name).relative_to(HERE.parent)}: {why} (run python docs/make_tutorials.py)")
         return 1 if problems else 0
+    if args[:1] == ["--time"] and args[1:] and all(name in ORDER for name in args[1:]):
+        import resource
+        import time
+
+        for name in args[1:]:
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu, start = usage.ru_utime + usage.ru_stime, time.perf_counter()
+            run_page(name, smoke=name in TRAINING)
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = usage.ru_utime + usage.ru_stime - cpu
+            smoke = " (CARNAC_SMOKE=1)" if name in TRAINING else ""
+            print(f"{name}{smoke}: {cpu:.1f} s of CPU, {time.perf_counter() - start:.1f} s wall")
+        return 0
     if args == ["--notebooks"]:
         for name in ORDER:
             rewrite_keeping_outputs(name)

@@ -80,7 +80,7 @@ class Games:
         unknown = sorted(set(body) - {"board", "opponent", "seat", "seed"})
         if unknown:
             raise CarnacError(f"unknown field(s) {', '.join(unknown)}; a new game takes board, opponent, seat, seed")
-        board_name = body.get("board", "medium")
+        board_name = body.get("board", "medium" if "medium" in self.boards else self.boards[0])
         if not isinstance(board_name, str) or board_name not in self.boards:
             raise CarnacError(f"board {board_name!r} is not one of {', '.join(self.boards)}")
         opponent = body.get("opponent", self.agents[0])
