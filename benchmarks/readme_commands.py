@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from carnac_env._files import write_text
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 #: The quick suite, as the README's test command runs it.
@@ -94,7 +96,7 @@ def write_readme(results: dict[str, tuple[float, float]], cores: int) -> None:
         text, count = pattern.subn(f"{claim(cpu, wall, cores)}: {script}", text)
         if count != 1:
             raise SystemExit(f"README.md: expected one measured claim naming {script!r}, found {count}")
-    README.write_text(text, encoding="utf-8")
+    write_text(README, text)
     print(f"wrote the figures into {README}")
 
 

@@ -48,6 +48,7 @@ from gymnasium import logger, spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
+from carnac_env import _checks
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, GameState
 from carnac_env.core.notation import action_to_text, parse_action
@@ -175,8 +176,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.board = make_board(board, **rules)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise CarnacError(f"unknown render_mode {render_mode!r}; expected None or one of {', '.join(RENDER_MODES)}")
-        if window not in (None, True, False):
+        if window is not None and not _checks.is_flag(window):  # 1 is not True
             raise CarnacError(f"window={window!r}; expected None (automatic), True or False")
+        window = None if window is None else bool(window)
         self.render_mode = render_mode
         self.window = window
         self._window: Any = None

@@ -73,6 +73,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from carnac_env import _checks
 from carnac_env.aec import AGENTS, blank_info, check_seed, moves_option, observation_space, raw_env
 from carnac_env.core.boards import RULE_OPTIONS, Board, make_board
 from carnac_env.core.game import GameState
@@ -226,9 +227,7 @@ class CarnacEnv(gym.Env):
             raise CarnacError(f"illegal_action={illegal_action!r}; expected 'lose' or 'raise'")
         if observation not in OBSERVATION_LAYOUTS:
             raise CarnacError(f"observation={observation!r}; expected 'planes' or 'image'")
-        if mask_in_observation not in (True, False):
-            raise CarnacError(f"mask_in_observation={mask_in_observation!r}; expected True or False")
-        self.mask_in_observation = bool(mask_in_observation)
+        self.mask_in_observation = _checks.flag("mask_in_observation", mask_in_observation)
         if image_scale is not None and (
             isinstance(image_scale, bool) or not isinstance(image_scale, int) or not 1 <= image_scale <= 64
         ):

@@ -45,6 +45,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from carnac_env._files import write_text
+
 HERE = Path(__file__).resolve().parent
 TUTORIALS = HERE / "tutorials"
 NOTEBOOKS = TUTORIALS / "notebooks"
@@ -362,9 +364,9 @@ def generate(name: str) -> None:
             cell["outputs"] = kept_outputs(done)
             cell["execution_count"] = done.get("execution_count")
     page = with_outputs(page, _page_outputs(page, printed(nb)), SMOKE_NOTE if smoke else " ")
-    page_path.write_text(page, encoding="utf-8")
+    write_text(page_path, page)
     NOTEBOOKS.mkdir(exist_ok=True)
-    notebook_path(name).write_text(to_text(nb), encoding="utf-8")
+    write_text(notebook_path(name), to_text(nb))
     print(
         f"wrote {notebook_path(name).relative_to(HERE.parent)} and the outputs of {page_path.relative_to(HERE.parent)}"
     )
@@ -403,7 +405,7 @@ def rewrite_keeping_outputs(name: str) -> None:
         raise SystemExit(f"{name}: its code changed; run python docs/make_tutorials.py --only {name}")
     for cell, before in zip(new, old):
         cell["outputs"], cell["execution_count"] = before["outputs"], before["execution_count"]
-    path.write_text(to_text(fresh), encoding="utf-8")
+    write_text(path, to_text(fresh))
     print(f"wrote {path.relative_to(HERE.parent)} (outputs kept)")
 
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "carnac_env"
-ALLOWED = ("carnac_env.core", "carnac_env.errors", "carnac_env.render")
+# besides the core: the leaf helpers every layer may use (errors, argument checks, file writes)
+ALLOWED = ("carnac_env.core", "carnac_env.errors", "carnac_env._checks", "carnac_env._files", "carnac_env.render")
 
 
 def imported_modules(path: Path) -> set[str]:
