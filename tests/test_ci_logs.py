@@ -49,3 +49,13 @@ def test_a_skipped_module_leaves_the_list_when_its_tests_run_and_keeps_those_tha
     # A test that ran once does not come back because a later entry skipped it.
     again = {"tests/test_x.py::a": ["skipped", "torch is not installed"]}
     assert "tests/test_x.py::a" not in ci.pending(_logs(tmp_path, main, train, again))
+
+
+def test_the_readme_test_command_is_what_ci_runs_and_its_time_is_measured() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'pip install -e ".[test]" && pytest -m "not slow"' in readme
+    assert '"$py" -m pip install --quiet -e ".[test]"' in ci and 'args=(-m "not slow")' in ci and "args=(-m slow)" in ci
+    # Each set-up command states a measured time with the command that measures it.
+    for only in ("arena", "tests"):
+        assert f": python benchmarks/readme_commands.py --only {only}\n" in readme
