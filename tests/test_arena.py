@@ -260,6 +260,9 @@ def test_the_bar_moves_during_games_and_ends_full(workers: int) -> None:
         def set_description_str(self, text: str) -> None:
             self.labels.append(text)
 
+        def refresh(self) -> None:
+            self.updates.append(0)
+
     board = make_board("petit_menec")
     games = schedule(["random", "greedy"], 2, seed=0)
     bar = GameBar(Bar, "arena", len(games), 0, board.megaliths)

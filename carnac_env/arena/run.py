@@ -138,13 +138,22 @@ class GameBar:
             file=sys.stderr,
         )
         self.live = False  # whether placements are reported as they happen (else per game)
+        self._drawn = time.monotonic()
 
     def _label(self) -> str:
         return f"{self.desc} {self.done}/{self.games} games"
 
     def placed(self, n: int) -> None:
-        """``n`` more megaliths placed (0: just redraw, so the clock moves)."""
-        self.bar.update(n)
+        """``n`` more megaliths placed; with none, the bar is redrawn once a second so that
+        its clock moves while a game is being thought about (or its search compiled)."""
+        now = time.monotonic()
+        if n:
+            self.bar.update(n)
+        elif now - self._drawn >= 1.0:
+            self.bar.refresh()
+        else:
+            return
+        self._drawn = now
 
     def game_over(self) -> None:
         """One more game finished."""
