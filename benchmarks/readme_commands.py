@@ -82,18 +82,20 @@ def minutes(seconds: float) -> str:
     return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
 
 
-def claim(cpu: float, wall: float, cores: int) -> str:
-    """``"measured: 1 min 51 s of CPU, 2 min 3 s wall on 2 cores"``."""
-    return f"measured: {minutes(cpu)} of CPU, {minutes(wall)} wall on {cores} cores"
+def claim(cpu: float, wall: float, cores: int, load: float = 0.0) -> str:
+    """``"measured: 1 min 51 s of CPU, 2 min 3 s wall on 2 cores"``, with the load average the
+    machine had from other jobs when it was more than one."""
+    busy = f" (load average {load:.1f} from other jobs)" if load > 1 else ""
+    return f"measured: {minutes(cpu)} of CPU, {minutes(wall)} wall on {cores} cores{busy}"
 
 
-def write_readme(results: dict[str, tuple[float, float]], cores: int) -> None:
+def write_readme(results: dict[str, tuple[float, float]], cores: int, load: float) -> None:
     """Put the figures into README.md's set-up comments (the lines naming this script)."""
     text = README.read_text(encoding="utf-8")
     for only, (cpu, wall) in results.items():
         script = f"python benchmarks/readme_commands.py --only {only}"
         pattern = re.compile(rf"measured: [^:\n]*: {re.escape(script)}")
-        text, count = pattern.subn(f"{claim(cpu, wall, cores)}: {script}", text)
+        text, count = pattern.subn(f"{claim(cpu, wall, cores, load)}: {script}", text)
         if count != 1:
             raise SystemExit(f"README.md: expected one measured claim naming {script!r}, found {count}")
     write_text(README, text)
@@ -141,11 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         cpu, wall, status = timed("pytest -m 'not slow'", [python, *TEST_COMMAND], work, env)
         failed |= status != 0
         results["tests"] = (cpu, wall)
+    load = max(load, os.getloadavg()[0])
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     for only, (cpu, wall) in results.items():
-        print(f"{only:6} {claim(cpu, wall, cores)}")
+        print(f"{only:6} {claim(cpu, wall, cores, load)}")
     if args.write and not failed:
-        write_readme(results, cores)
+        write_readme(results, cores, load)
     if args.keep:
         print(f"kept {folder}")
     else:
