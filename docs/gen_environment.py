@@ -131,7 +131,10 @@ def environment_page() -> str:
     add("")
     add("| | |")
     add("|---|---|")
-    add('| Import | `import carnac_env; env = carnac_env.env(board="medium")` |')
+    add(
+        '| Import | `import carnac_env; env = carnac_env.env(board="medium")`; or, as PettingZoo\'s classic envs, '
+        '`from carnac_env import carnac_v0; env = carnac_v0.env(board="medium")` |'
+    )
     add("| Bare environment | `carnac_env.raw_env(board=..., render_mode=None, **rules)` |")
     add(f"| Metadata name | `{medium.metadata['name']}` |")
     add("| API | AEC (agent-environment cycle); not parallelizable |")
