@@ -145,12 +145,12 @@ register(
     "az",
     AZAgent,
     {
-        "sims": (int, 300, "simulations per move; 0: the raw policy"),
+        "sims": (int, 300, "simulations per move, the search budget; 0: the raw policy (no search)"),
         "c": (float, 1.5, "PUCT exploration constant"),
-        "rule": (str, "puct", "search rule: puct or gumbel"),
-        "considered": (int, 16, "Gumbel: root actions sequential halving starts from"),
+        "rule": (str, "puct", "search rule: puct (the most visited move) or gumbel (sequential halving)"),
+        "considered": (int, 16, "gumbel: root actions sequential halving starts from"),
         "lanes": (int, 8, "leaves evaluated per network call (virtual losses keep them apart)"),
-        "model": (str, "", "model file (.npz) or shipped model name; default: the board's shipped model"),
+        "model": (str, "", "a .npz file from carnac train or a shipped model's name; default: the board's own"),
     },
-    "AlphaZero-style search over a policy-value network (numpy inference)",
+    "AlphaZero-style: search guided by a trained policy-value network, run with numpy alone (no PyTorch)",
 )
