@@ -268,7 +268,7 @@ def _az_models_text(width: int) -> str:
     model plays each board (its own, or the fallback)."""
     import json
 
-    from carnac_env.agents.az import FALLBACK_MODELS, shipped_models
+    from carnac_env.models import FALLBACK_MODELS, shipped_models
     from carnac_env.core.boards import BOARDS
 
     shipped = shipped_models()
