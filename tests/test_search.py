@@ -19,7 +19,7 @@ from carnac_env.search import PUCT, UCT, Gumbel, Mixed, Network, Playouts, Searc
 from carnac_env.search import games as search_games
 from carnac_env.search.tree import backup, new_tree
 
-GOLDEN = Path(__file__).parent / "golden" / "search_trees.json"
+GOLDEN = Path(__file__).parent / "golden_search" / "trees.json"
 
 
 def random_state(board: str, plies: int, seed: int) -> GameState:
