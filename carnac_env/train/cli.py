@@ -94,7 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         flag = "--" + field.name.replace("_", "-")
         default = getattr(defaults, field.name)
         boards = {b: d[field.name] for b, d in BOARD_DEFAULTS.items() if field.name in d}
-        shown = repr(default) if isinstance(default, str) else f"{default:g}" if isinstance(default, float) else default
+        if isinstance(default, str):
+            shown = default or "none"
+        else:
+            shown = f"{default:g}" if isinstance(default, float) else default
         note = "".join(f"; {board}: {value}" for board, value in boards.items())
         parser.add_argument(flag, type=type(default), default=None, help=f"{_HELP[field.name]} (default {shown}{note})")
 
