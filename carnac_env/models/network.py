@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from carnac_env.core.observation import AWAITING, NUM_PLANES, SUPPLY
+from carnac_env.core.observation import NUM_PLANES
 from carnac_env.errors import CarnacError
+from carnac_env.models import _kernels
 
 #: The ``format`` field of a model file's header.
 FORMAT = "carnac-az"
@@ -131,19 +132,20 @@ def _controller() -> Any:
     return _CONTROLLER
 
 
-def _conv3x3(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """A 3x3 convolution with zero padding on ``(N, R, C, Cin)`` maps; ``weight`` is the
-    ``(9*Cin, Cout)`` matrix prepared by :class:`PolicyValueNet`."""
-    n, rows, cols, cin = x.shape
-    padded = np.zeros((n, rows + 2, cols + 2, cin), dtype=np.float32)
-    padded[:, 1:-1, 1:-1] = x
-    columns = np.empty((n, rows, cols, 3, 3, cin), dtype=np.float32)
-    for dy in range(3):
-        for dx in range(3):
-            columns[:, :, :, dy, dx] = padded[:, dy : dy + rows, dx : dx + cols]
-    out = columns.reshape(n * rows * cols, 9 * cin) @ weight
-    out += bias
-    return out.reshape(n, rows, cols, -1)
+#: Squares per chunk of a batch: a chunk's column matrix and maps stay in the core's cache.
+CHUNK_SQUARES = 1024
+
+
+class _Workspace:
+    """The buffers of one chunk shape, allocated once and reused by every call (per thread)."""
+
+    def __init__(self, n: int, rows: int, cols: int, channels: int) -> None:
+        m = n * rows * cols
+        # zeroed once: the slots off the board are never written (see _kernels)
+        self.stem = np.zeros((m, 9 * NUM_PLANES), np.float32)
+        self.columns = np.zeros((m, 9 * channels), np.float32)
+        self.raw = np.empty((m, channels), np.float32)
+        self.maps = np.empty((m, channels), np.float32)
 
 
 class PolicyValueNet:
@@ -201,10 +203,22 @@ class PolicyValueNet:
             if name.endswith(".weight") and len(shape) == 4 and shape[2] == 3:
                 w = p[name]
                 self._convs[name] = np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(-1, w.shape[0]))
+        self._stem = self._convs["stem.weight"]
+        self._blocks = [
+            (
+                self._convs[f"blocks.{i}.conv1.weight"],
+                p[f"blocks.{i}.conv1.bias"],
+                self._convs[f"blocks.{i}.conv2.weight"],
+                p[f"blocks.{i}.conv2.bias"],
+            )
+            for i in range(blocks)
+        ]
         self._place = np.ascontiguousarray(p["place.weight"][:, :, 0, 0].T)
         self._respond = np.ascontiguousarray(p["respond.weight"].T)
         self._value1 = np.ascontiguousarray(p["value1.weight"].T)
         self._value2 = np.ascontiguousarray(p["value2.weight"].T)
+        self._value2_bias = p["value2.bias"]
+        self._local = threading.local()
 
     @property
     def board_name(self) -> str:
@@ -233,22 +247,52 @@ class PolicyValueNet:
         with blas_single_thread():
             return self._forward(obs, float(supply_scale or self.megaliths))
 
+    def _workspace(self, n: int, rows: int, cols: int) -> _Workspace:
+        spaces = getattr(self._local, "spaces", None)
+        if spaces is None:
+            spaces = self._local.spaces = {}
+        space = spaces.get((n, rows, cols))
+        if space is None:
+            space = spaces[n, rows, cols] = _Workspace(n, rows, cols, self.channels)
+        return space
+
     def _forward(self, obs: np.ndarray, supply_scale: float) -> tuple[np.ndarray, np.ndarray]:
-        x = obs.astype(np.float32)
-        x[..., SUPPLY] /= supply_scale
-        n, rows, cols, _ = x.shape
+        if obs.dtype != np.int8 and obs.dtype != np.float32:
+            obs = obs.astype(np.float32)
+        obs = np.ascontiguousarray(obs)
+        n, rows, cols, _ = obs.shape
+        squares = rows * cols
+        logits = np.empty((n, squares * 4 + 5), np.float32)
+        pooled = np.empty((n, 3 * self.channels), np.float32)
+        if n == 0 or squares == 0:
+            return logits, np.zeros(n, np.float32)
+        chunk = min(n, max(1, CHUNK_SQUARES // squares))
+        space = self._workspace(chunk, rows, cols)
         p = self.params
-        h = np.maximum(_conv3x3(x, self._convs["stem.weight"], p["stem.bias"]), 0.0)
-        for i in range(self.blocks):
-            y = np.maximum(_conv3x3(h, self._convs[f"blocks.{i}.conv1.weight"], p[f"blocks.{i}.conv1.bias"]), 0.0)
-            y = _conv3x3(y, self._convs[f"blocks.{i}.conv2.weight"], p[f"blocks.{i}.conv2.bias"])
-            h = np.maximum(h + y, 0.0)
-        place = h.reshape(n * rows * cols, self.channels) @ self._place + p["place.bias"]
-        flat = h.reshape(n, rows * cols, self.channels)
-        awaiting = x[..., AWAITING].reshape(n, rows * cols, 1)
-        pooled = np.concatenate([flat.mean(axis=1), flat.max(axis=1), (flat * awaiting).sum(axis=1)], axis=1)
-        respond = pooled @ self._respond + p["respond.bias"]
-        hidden = np.maximum(pooled @ self._value1 + p["value1.bias"], 0.0)
-        values = np.tanh(hidden @ self._value2 + p["value2.bias"])[:, 0]
-        logits = np.concatenate([place.reshape(n, rows * cols * 4), respond], axis=1)
-        return logits.astype(np.float32), values.astype(np.float32)
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            m = (stop - start) * squares
+            part = obs[start:stop]
+            columns, raw = space.columns[:m], space.raw[:m]
+            h = space.maps[:m]
+            _kernels.stem_columns(part, supply_scale, space.stem[:m])
+            np.matmul(space.stem[:m], self._stem, out=raw)
+            bias, residual, add = p["stem.bias"], raw, False
+            for conv1, bias1, conv2, bias2 in self._blocks:
+                # the block input relu(raw + bias [+ residual]) into h, and its columns
+                _kernels.act_columns(raw, bias, residual, add, h, True, rows, cols, columns)
+                np.matmul(columns, conv1, out=raw)
+                _kernels.act_columns(raw, bias1, raw, False, raw, False, rows, cols, columns)
+                np.matmul(columns, conv2, out=raw)
+                bias, residual, add = bias2, h, True
+            _kernels.trunk_heads(
+                raw, bias, residual, add, part, self._place, p["place.bias"], logits[start:stop], pooled[start:stop]
+            )
+        # the heads on the pooled vectors of the whole batch
+        respond = pooled @ self._respond
+        hidden = pooled @ self._value1
+        _kernels.value_heads(respond, p["respond.bias"], hidden, p["value1.bias"], logits, squares * 4)
+        values = np.matmul(hidden, self._value2)[:, 0]
+        values += self._value2_bias
+        np.tanh(values, out=values)
+        return logits, values
