@@ -141,11 +141,18 @@ class _Workspace:
 
     def __init__(self, n: int, rows: int, cols: int, channels: int) -> None:
         m = n * rows * cols
+        tiles_down, tiles_across = (rows + 1) // 2, (cols + 1) // 2
+        tiles = n * tiles_down * tiles_across
+        padded = (n, 2 * tiles_down + 2, 2 * tiles_across + 2, channels)
         # zeroed once: the slots off the board are never written (see _kernels)
         self.stem = np.zeros((m, 9 * NUM_PLANES), np.float32)
-        self.columns = np.zeros((m, 9 * channels), np.float32)
         self.raw = np.empty((m, channels), np.float32)
-        self.maps = np.empty((m, channels), np.float32)
+        self.maps = np.zeros(padded, np.float32)
+        self.inner = np.zeros(padded, np.float32)
+        # flat: the first 16*t*channels floats are a contiguous (16, t, channels) for any t
+        self.transformed = np.empty(16 * tiles * channels, np.float32)
+        self.products = np.empty(16 * tiles * channels, np.float32)
+        self.tiles_per_position = tiles_down * tiles_across
 
 
 class PolicyValueNet:
@@ -196,24 +203,21 @@ class PolicyValueNet:
             if not np.isfinite(value).all():
                 raise CarnacError(f"model {source}: parameter {name} holds NaN or infinite values")
             self.params[name] = value
-        # inference layouts: 3x3 kernels as (9*Cin, Cout) matrices in (dy, dx, cin) order
+        # inference layouts: the stem's kernel as a (9*9, channels) matrix in (dy, dx, plane)
+        # order, the blocks' as Winograd transforms (see _kernels)
         p = self.params
-        self._convs = {}
-        for name, shape in expected.items():
-            if name.endswith(".weight") and len(shape) == 4 and shape[2] == 3:
-                w = p[name]
-                self._convs[name] = np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(-1, w.shape[0]))
-        self._stem = self._convs["stem.weight"]
+        stem = p["stem.weight"]
+        self._stem = np.ascontiguousarray(stem.transpose(2, 3, 1, 0).reshape(-1, stem.shape[0]))
         self._blocks = [
             (
-                self._convs[f"blocks.{i}.conv1.weight"],
+                _kernels.winograd_kernels(p[f"blocks.{i}.conv1.weight"]),
                 p[f"blocks.{i}.conv1.bias"],
-                self._convs[f"blocks.{i}.conv2.weight"],
+                _kernels.winograd_kernels(p[f"blocks.{i}.conv2.weight"]),
                 p[f"blocks.{i}.conv2.bias"],
             )
             for i in range(blocks)
         ]
-        self._place = np.ascontiguousarray(p["place.weight"][:, :, 0, 0].T)
+        self._place = np.ascontiguousarray(p["place.weight"][:, :, 0, 0])
         self._respond = np.ascontiguousarray(p["respond.weight"].T)
         self._value1 = np.ascontiguousarray(p["value1.weight"].T)
         self._value2 = np.ascontiguousarray(p["value2.weight"].T)
@@ -266,28 +270,28 @@ class PolicyValueNet:
         pooled = np.empty((n, 3 * self.channels), np.float32)
         if n == 0 or squares == 0:
             return logits, np.zeros(n, np.float32)
-        chunk = min(n, max(1, CHUNK_SQUARES // squares))
+        chunk = max(1, CHUNK_SQUARES // squares)
         space = self._workspace(chunk, rows, cols)
         p = self.params
         for start in range(0, n, chunk):
             stop = min(n, start + chunk)
-            m = (stop - start) * squares
+            k = stop - start
+            m, tiles = k * squares, k * space.tiles_per_position
             part = obs[start:stop]
-            columns, raw = space.columns[:m], space.raw[:m]
-            h = space.maps[:m]
-            _kernels.stem_columns(part, supply_scale, space.stem[:m])
-            np.matmul(space.stem[:m], self._stem, out=raw)
-            bias, residual, add = p["stem.bias"], raw, False
+            stem, raw, maps, inner = space.stem[:m], space.raw[:m], space.maps[:k], space.inner[:k]
+            transformed = space.transformed[: 16 * tiles * self.channels].reshape(16, tiles, self.channels)
+            products = space.products[: 16 * tiles * self.channels].reshape(16, tiles, self.channels)
+            _kernels.stem_columns(part, supply_scale, stem)
+            np.matmul(stem, self._stem, out=raw)
+            _kernels.stem_output(raw, p["stem.bias"], rows, cols, maps)
             for conv1, bias1, conv2, bias2 in self._blocks:
-                # the block input relu(raw + bias [+ residual]) into h, and its columns
-                _kernels.act_columns(raw, bias, residual, add, h, True, rows, cols, columns)
-                np.matmul(columns, conv1, out=raw)
-                _kernels.act_columns(raw, bias1, raw, False, raw, False, rows, cols, columns)
-                np.matmul(columns, conv2, out=raw)
-                bias, residual, add = bias2, h, True
-            _kernels.trunk_heads(
-                raw, bias, residual, add, part, self._place, p["place.bias"], logits[start:stop], pooled[start:stop]
-            )
+                _kernels.winograd_input(maps, transformed)
+                np.matmul(transformed, conv1, out=products)
+                _kernels.winograd_output(products, bias1, maps, False, rows, cols, inner)
+                _kernels.winograd_input(inner, transformed)
+                np.matmul(transformed, conv2, out=products)
+                _kernels.winograd_output(products, bias2, maps, True, rows, cols, maps)
+            _kernels.trunk_heads(maps, part, self._place, p["place.bias"], logits[start:stop], pooled[start:stop])
         # the heads on the pooled vectors of the whole batch
         respond = pooled @ self._respond
         hidden = pooled @ self._value1
