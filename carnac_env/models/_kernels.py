@@ -97,38 +97,39 @@ def winograd_kernels(weight: np.ndarray) -> np.ndarray:
 def winograd_input(maps: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """``Bt d B`` of every 4x4 patch ``d`` of the padded ``maps`` (the tiles in ``(position,
     tile row, tile column)`` order) into ``out`` ``(16, tiles, channels)``."""
-    n, height, width_, ch = maps.shape
-    ty_n, tx_n = (height - 2) // 2, (width_ - 2) // 2
-    rows4 = np.empty((4, 4, ch), np.float32)
-    t = 0
+    n, height, width, ch = maps.shape
+    ty_n, tx_n = (height - 2) // 2, (width - 2) // 2
+    strip = np.empty((4, width, ch), np.float32)
+    t0 = 0
     for s in range(n):
         for ty in range(ty_n):
             r0 = 2 * ty
-            for tx in range(tx_n):
-                c0 = 2 * tx
-                # Bt d: combine the patch's rows
-                for j in range(4):
+            # Bt d for the whole strip of four rows (neighbouring tiles share two columns)
+            for j in range(width):
+                for k in range(ch):
+                    d0 = maps[s, r0, j, k]
+                    d1 = maps[s, r0 + 1, j, k]
+                    d2 = maps[s, r0 + 2, j, k]
+                    d3 = maps[s, r0 + 3, j, k]
+                    strip[0, j, k] = d0 - d2
+                    strip[1, j, k] = d1 + d2
+                    strip[2, j, k] = d2 - d1
+                    strip[3, j, k] = d1 - d3
+            # (Bt d) B: each tile's four columns
+            for i in range(4):
+                for tx in range(tx_n):
+                    c0 = 2 * tx
+                    t = t0 + tx
                     for k in range(ch):
-                        d0 = maps[s, r0, c0 + j, k]
-                        d1 = maps[s, r0 + 1, c0 + j, k]
-                        d2 = maps[s, r0 + 2, c0 + j, k]
-                        d3 = maps[s, r0 + 3, c0 + j, k]
-                        rows4[0, j, k] = d0 - d2
-                        rows4[1, j, k] = d1 + d2
-                        rows4[2, j, k] = d2 - d1
-                        rows4[3, j, k] = d1 - d3
-                # (Bt d) B: then its columns
-                for i in range(4):
-                    for k in range(ch):
-                        e0 = rows4[i, 0, k]
-                        e1 = rows4[i, 1, k]
-                        e2 = rows4[i, 2, k]
-                        e3 = rows4[i, 3, k]
+                        e0 = strip[i, c0, k]
+                        e1 = strip[i, c0 + 1, k]
+                        e2 = strip[i, c0 + 2, k]
+                        e3 = strip[i, c0 + 3, k]
                         out[4 * i, t, k] = e0 - e2
                         out[4 * i + 1, t, k] = e1 + e2
                         out[4 * i + 2, t, k] = e2 - e1
                         out[4 * i + 3, t, k] = e1 - e3
-                t += 1
+            t0 += tx_n
 
 
 @nb.njit(cache=True, fastmath=_MATH)
