@@ -1,30 +1,35 @@
 """Compiled pieces of :meth:`PolicyValueNet.forward <carnac_env.models.PolicyValueNet.forward>`
 (numba, ``cache=True``): everything between the matrix products, which stay with BLAS.
 
-A chunk of ``n`` positions flows through these buffers:
+A chunk of ``n`` positions flows through buffers allocated once per shape:
 
 * the **stem** (9 planes in) is one product of a column matrix ``(n*rows*cols, 9*9)`` (every
   square's 3x3 neighbourhood in ``(dy, dx, plane)`` order, zeros off the board) with the
-  ``(81, channels)`` kernel; :func:`stem_columns` writes it from the observations (each
-  square's planes copied into the up to nine rows that read it; the slots off the board are
-  never written: the caller allocates the buffer zeroed, once per shape, and it stays zero);
-* the **feature maps** live padded, ``(n, 2*ty + 2, 2*tx + 2, channels)`` with ``ty, tx`` the
-  number of 2x2 tiles down and across (``ceil(rows/2)``, ``ceil(cols/2)``), the board at
-  ``[1:rows+1, 1:cols+1]`` and zeros around it (again written once);
-* every 3x3 convolution of the residual blocks is a **Winograd F(2x2, 3x3)** convolution
-  (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016): each 4x4
-  patch of the padded maps is transformed (:func:`winograd_input`, ``V = Bt d B``), 16
-  products ``(tiles, channels) @ (channels, channels)`` with the transformed kernels
-  ``U = G g Gt`` make ``M`` (one batched ``np.matmul``), and :func:`winograd_output` turns
-  each tile back into its 2x2 squares (``Y = At M A``) with the bias, the residual and the
-  ReLU, into padded maps again. That is 16 multiplications per 2x2 squares and channel pair
-  where the direct convolution makes 36, and no column matrix at all; the transforms are
-  additions (the kernels' is done once, in float64, when the network is built). The result
-  differs from the direct convolution's by rounding only (measured at most a few 1e-6 on
-  the logits; the tests hold it to 1e-5);
-* :func:`trunk_heads` reads the last maps square by square into the place logits and the
-  pooled vector (mean, maximum and awaiting-square features), and :func:`value_heads`
-  finishes the two small heads after their products.
+  ``(81, channels)`` kernel; :func:`stem_columns` writes it from the observations;
+* **im2col** (the default): each residual-block convolution is the same kind of product,
+  ``(n*rows*cols, 9*channels) @ (9*channels, channels)``; :func:`act_columns` writes its column
+  matrix straight from the previous product's raw output, each square's activation (bias,
+  residual, ReLU) computed once and copied into the up to nine rows that read it. The slots
+  off the board are never written (the caller allocates the buffers zeroed, and they stay
+  zero). These are the definition's own operations in the definition's order (the same
+  products, the same float32 additions; no ``fastmath`` here), so the outputs equal the
+  definition's to the last bit or two;
+* **Winograd** (``convolution="winograd"``): the feature maps live padded, ``(n, 2*ty + 2,
+  2*tx + 2, channels)`` with ``ty, tx = ceil(rows/2), ceil(cols/2)`` tiles of 2x2 squares,
+  the board at ``[1:rows+1, 1:cols+1]`` and zeros around it. Each convolution is Winograd's
+  F(2x2, 3x3) (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016):
+  :func:`winograd_input` transforms every 4x4 patch (``V = Bt d B``), 16 products
+  ``(tiles, channels) @ (channels, channels)`` with the transformed kernels ``U = G g Gt``
+  (:func:`winograd_kernels`, in float64 once) make ``M`` (one batched ``np.matmul``), and
+  :func:`winograd_output` turns each tile back into its 2x2 squares (``Y = At M A``) with the
+  bias, the residual and the ReLU. 16 multiplications per tile and channel pair where the
+  direct convolution makes 36. As close to the exact convolution as the direct one in float32
+  (measured against float64), but rounded differently: its outputs differ from the
+  definition's by up to about 3e-7 times their magnitude;
+* the heads: the last activations ``(n*rows*cols, channels)`` go through the place product
+  (BLAS, as in the definition), :func:`place_logits` and :func:`pooled_features` (mean,
+  maximum and awaiting-square features, float32 sums in square order as numpy makes them),
+  then :func:`value_heads` after the two small products on the pooled vectors.
 """
 
 from __future__ import annotations
@@ -34,24 +39,8 @@ import numpy as np
 
 from carnac_env.core.observation import AWAITING, SUPPLY
 
-# Reassociation lets LLVM vectorize the reductions; NaN and infinities keep their meaning.
+# Reassociation lets LLVM vectorize the Winograd transforms; NaN and infinities keep their meaning.
 _MATH = {"reassoc", "contract", "nsz"}
-
-
-@nb.njit(cache=True, fastmath=_MATH)
-def stem_columns(obs: np.ndarray, scale: float, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """The stem's column matrix ``(n*rows*cols, 9*NUM_PLANES)`` of ``(n, rows, cols,
-    NUM_PLANES)`` observations, the supply plane divided by ``scale``."""
-    n, rows, cols, planes = obs.shape
-    divisor = np.float32(scale)
-    value = np.empty(planes, np.float32)
-    for s in range(n):
-        for r in range(rows):
-            for c in range(cols):
-                for k in range(planes):
-                    value[k] = np.float32(obs[s, r, c, k])
-                value[SUPPLY] = value[SUPPLY] / divisor
-                _scatter(value, s, r, c, rows, cols, planes, out)
 
 
 @nb.njit(cache=True, inline="always")
@@ -72,6 +61,131 @@ def _scatter(value, s, r, c, rows, cols, width, out):  # pragma: no cover - comp
                 out[row, k0 + k] = value[k]
 
 
+@nb.njit(cache=True)
+def stem_columns(obs: np.ndarray, scale: float, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """The stem's column matrix ``(n*rows*cols, 9*planes)`` of ``(n, rows, cols, planes)``
+    observations, the supply plane divided by ``scale`` (in float32)."""
+    n, rows, cols, planes = obs.shape
+    divisor = np.float32(scale)
+    value = np.empty(planes, np.float32)
+    for s in range(n):
+        for r in range(rows):
+            for c in range(cols):
+                for k in range(planes):
+                    value[k] = np.float32(obs[s, r, c, k])
+                value[SUPPLY] = value[SUPPLY] / divisor
+                _scatter(value, s, r, c, rows, cols, planes, out)
+
+
+@nb.njit(cache=True)
+def act_columns(
+    raw: np.ndarray,
+    bias: np.ndarray,
+    residual: np.ndarray,
+    add_residual: bool,
+    h_out: np.ndarray,
+    write_h: bool,
+    rows: int,
+    cols: int,
+    out: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """``relu((raw + bias) [+ residual])`` of every square into the column matrix ``out`` (and,
+    with ``write_h``, into ``h_out``, which may be ``residual``: the block input a later
+    residual adds)."""
+    m, width = raw.shape
+    value = np.empty(width, np.float32)
+    zero = np.float32(0.0)
+    squares = rows * cols
+    for p in range(m):
+        if add_residual:
+            for k in range(width):
+                value[k] = max(residual[p, k] + (raw[p, k] + bias[k]), zero)
+        else:
+            for k in range(width):
+                value[k] = max(raw[p, k] + bias[k], zero)
+        if write_h:
+            for k in range(width):
+                h_out[p, k] = value[k]
+        s, q = divmod(p, squares)
+        r, c = divmod(q, cols)
+        _scatter(value, s, r, c, rows, cols, width, out)
+
+
+@nb.njit(cache=True)
+def activate(
+    raw: np.ndarray, bias: np.ndarray, residual: np.ndarray, add_residual: bool, out: np.ndarray
+) -> None:  # pragma: no cover - compiled
+    """``out = relu((raw + bias) [+ residual])`` (``out`` may be ``residual``)."""
+    m, width = raw.shape
+    zero = np.float32(0.0)
+    for p in range(m):
+        if add_residual:
+            for k in range(width):
+                out[p, k] = max(residual[p, k] + (raw[p, k] + bias[k]), zero)
+        else:
+            for k in range(width):
+                out[p, k] = max(raw[p, k] + bias[k], zero)
+
+
+@nb.njit(cache=True)
+def place_logits(place: np.ndarray, bias: np.ndarray, squares: int, logits: np.ndarray) -> None:  # pragma: no cover
+    """``logits[s, q*4 + o] = place[s*squares + q, o] + bias[o]`` (the action encoding's order)."""
+    heads = place.shape[1]
+    for p in range(place.shape[0]):
+        s, q = divmod(p, squares)
+        for o in range(heads):
+            logits[s, q * heads + o] = place[p, o] + bias[o]
+
+
+@nb.njit(cache=True)
+def pooled_features(h: np.ndarray, obs: np.ndarray, pooled: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``pooled[s] = (mean, max, sum weighted by the awaiting plane)`` of every feature over the
+    squares, float32 sums in square order (numpy's order for a reduction over that axis)."""
+    n, rows, cols, _ = obs.shape
+    width = h.shape[1]
+    squares = rows * cols
+    total = np.empty(width, np.float32)
+    top = np.empty(width, np.float32)
+    chosen = np.empty(width, np.float32)
+    for s in range(n):
+        total[:] = 0.0
+        top[:] = -np.inf
+        chosen[:] = 0.0
+        for q in range(squares):
+            p = s * squares + q
+            weight = np.float32(obs[s, q // cols, q % cols, AWAITING])
+            for k in range(width):
+                value = h[p, k]
+                total[k] += value
+                top[k] = max(top[k], value)
+                chosen[k] += value * weight
+        for k in range(width):
+            pooled[s, k] = total[k] / np.float32(squares)
+            pooled[s, width + k] = top[k]
+            pooled[s, 2 * width + k] = chosen[k]
+
+
+@nb.njit(cache=True)
+def value_heads(
+    respond: np.ndarray,
+    respond_b: np.ndarray,
+    hidden: np.ndarray,
+    hidden_b: np.ndarray,
+    logits: np.ndarray,
+    offset: int,
+) -> None:  # pragma: no cover - compiled
+    """The respond logits ``respond + respond_b`` into ``logits[:, offset:]``, and the value
+    head's hidden layer ``relu(hidden + hidden_b)`` in place."""
+    n, responds = respond.shape
+    zero = np.float32(0.0)
+    for s in range(n):
+        for j in range(responds):
+            logits[s, offset + j] = respond[s, j] + respond_b[j]
+        for j in range(hidden.shape[1]):
+            hidden[s, j] = max(hidden[s, j] + hidden_b[j], zero)
+
+
+# ---------------------------------------------------------------- Winograd F(2x2, 3x3)
 @nb.njit(cache=True, fastmath=_MATH)
 def stem_output(raw: np.ndarray, bias: np.ndarray, rows: int, cols: int, maps: np.ndarray) -> None:  # pragma: no cover
     """``relu(raw + bias)`` of the stem's product ``(n*rows*cols, channels)`` into the padded ``maps``."""
@@ -181,74 +295,26 @@ def winograd_output(
                 t += 1
 
 
-@nb.njit(cache=True, fastmath=_MATH)
-def trunk_heads(
-    maps: np.ndarray,
-    obs: np.ndarray,
-    place_w: np.ndarray,
-    place_b: np.ndarray,
-    logits: np.ndarray,
-    pooled: np.ndarray,
-) -> None:  # pragma: no cover - compiled
-    """The trunk's last padded ``maps``, read square by square into the place logits
-    (``logits[s, square*4 + orientation]``; ``place_w`` is ``(orientations, channels)``) and
-    the pooled vector ``pooled[s] = (mean, max, sum weighted by the awaiting plane)``."""
-    n, rows, cols, _ = obs.shape
+@nb.njit(cache=True)
+def unpad(maps: np.ndarray, rows: int, cols: int, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """The board part of padded ``maps`` as ``(n*rows*cols, channels)``."""
     width = maps.shape[3]
-    heads = place_w.shape[0]
-    squares = rows * cols
-    # float32 sums in square order, as numpy's reductions over that axis make them
-    total = np.empty(width, np.float32)
-    top = np.empty(width, np.float32)
-    chosen = np.empty(width, np.float32)
-    for s in range(n):
-        total[:] = 0.0
-        top[:] = -np.inf
-        chosen[:] = 0.0
+    for s in range(maps.shape[0]):
         for r in range(rows):
             for c in range(cols):
-                value = maps[s, r + 1, c + 1]
-                q = r * cols + c
-                for o in range(heads):
-                    acc = np.float32(0.0)
-                    for k in range(width):
-                        acc += value[k] * place_w[o, k]
-                    logits[s, q * heads + o] = acc + place_b[o]
-                weight = np.float32(obs[s, r, c, AWAITING])
+                p = (s * rows + r) * cols + c
                 for k in range(width):
-                    total[k] += value[k]
-                    top[k] = max(top[k], value[k])
-                    chosen[k] += value[k] * weight
-        for k in range(width):
-            pooled[s, k] = total[k] / np.float32(squares)
-            pooled[s, width + k] = top[k]
-            pooled[s, 2 * width + k] = chosen[k]
-
-
-@nb.njit(cache=True)
-def value_heads(
-    respond: np.ndarray,
-    respond_b: np.ndarray,
-    hidden: np.ndarray,
-    hidden_b: np.ndarray,
-    logits: np.ndarray,
-    offset: int,
-) -> None:  # pragma: no cover - compiled
-    """The respond logits ``respond + respond_b`` into ``logits[:, offset:]``, and the value
-    head's hidden layer ``relu(hidden + hidden_b)`` in place."""
-    n, responds = respond.shape
-    zero = np.float32(0.0)
-    for s in range(n):
-        for j in range(responds):
-            logits[s, offset + j] = respond[s, j] + respond_b[j]
-        for j in range(hidden.shape[1]):
-            hidden[s, j] = max(hidden[s, j] + hidden_b[j], zero)
+                    out[p, k] = maps[s, r + 1, c + 1, k]
 
 
 __all__ = [
+    "act_columns",
+    "activate",
+    "place_logits",
+    "pooled_features",
     "stem_columns",
     "stem_output",
-    "trunk_heads",
+    "unpad",
     "value_heads",
     "winograd_input",
     "winograd_kernels",
