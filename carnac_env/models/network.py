@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from carnac_env import _checks
+from carnac_env.core.boards import MAX_MEGALITHS, MAX_SIDE
 from carnac_env.core.observation import NUM_PLANES
 from carnac_env.errors import CarnacError
 from carnac_env.models import _kernels
@@ -207,16 +208,23 @@ class PolicyValueNet:
     def __init__(self, header: dict[str, Any], params: dict[str, np.ndarray], source: str = "<memory>") -> None:
         self.source = source
         channels, blocks, hidden, ownership = architecture_of(header, source)
-        try:
-            board = header["board"]
-            self.rows, self.cols = int(board["rows"]), int(board["cols"])
-            self.megaliths = int(board["megaliths"])
-            int(board["min_dolmen"])
-            str(board["name"])
-        except (KeyError, TypeError, ValueError, OverflowError) as err:
+        board = header.get("board")
+        if not isinstance(board, dict):
             raise CarnacError(
-                f"model {source}: its header's 'board' lacks {err} (expected name, rows, cols, megaliths, min_dolmen)"
-            ) from None
+                f"model {source}: its header has no 'board' (name, rows, cols, megaliths, min_dolmen, last_tilt)"
+            )
+        missing_fields = [key for key in ("name", "rows", "cols", "megaliths", "min_dolmen") if key not in board]
+        if missing_fields:
+            raise CarnacError(f"model {source}: its header's 'board' lacks {', '.join(missing_fields)}")
+        if not isinstance(board["name"], str):
+            raise CarnacError(f"model {source}: board name={board['name']!r}; expected text")
+        if not isinstance(board.get("last_tilt", True), bool):
+            raise CarnacError(f"model {source}: board last_tilt={board['last_tilt']!r}; expected true or false")
+        self.rows = _checks.whole(f"model {source}: board rows", board["rows"], 1, MAX_SIDE)
+        self.cols = _checks.whole(f"model {source}: board cols", board["cols"], 1, MAX_SIDE)
+        # the default divisor of the supply plane: 0 would make every output NaN
+        self.megaliths = _checks.whole(f"model {source}: board megaliths", board["megaliths"], 1, MAX_MEGALITHS)
+        _checks.whole(f"model {source}: board min_dolmen", board["min_dolmen"], 1, self.rows * self.cols)
         self.header = dict(header, format=FORMAT, version=MODEL_VERSION)
         self.channels, self.blocks, self.hidden, self.has_ownership = channels, blocks, hidden, ownership
         expected = parameter_shapes(channels, blocks, hidden, ownership)
