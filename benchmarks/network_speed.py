@@ -3,21 +3,26 @@ against the same network in JAX/XLA, per board and batch size, on one CPU thread
 
 The model is a shipped one (``--model``, default ``small``: 32 channels, 3 blocks, 64 hidden;
 it is fully convolutional, so it plays every board). The observations are real: positions
-from uniformly random games on each board, seen by the player to act. The JAX twin is the
-same network written with ``jax.lax.conv_general_dilated`` (NHWC maps, HWIO kernels), the
-weights taken from the same model, one ``jax.jit`` per shape (compiled before timing), run
-with one XLA thread (``XLA_FLAGS`` is set below, before jax is imported); its timed call
-includes the transfer in and out, as ours includes its conversion of the int8 planes.
+from uniformly random games on each board, seen by the player to act. Ours runs as the tree
+search runs it, inside ``blas_single_thread()`` (held around the timed calls), in both
+convolutions: ``im2col`` (the default, equal to the definition) and ``winograd`` (opt-in).
+The JAX twin is the same network written with ``jax.lax.conv_general_dilated`` (NHWC maps,
+HWIO kernels), the weights taken from the same model, one ``jax.jit`` per shape (compiled
+before timing), run with one XLA thread (``XLA_FLAGS`` is set below, before jax is imported);
+its timed call includes the transfer in and out, as ours includes its conversion of the int8
+planes.
 
-Each round times every (board, batch) of both for at least ``--seconds`` of calls,
-interleaved; the table shows the medians over ``--rounds`` rounds, the ratio ours / XLA and
-the largest difference between the two outputs (logits and values).
+Each round times every (board, batch) of each for at least ``--seconds`` of calls,
+interleaved (the order reversed every other round); the table shows the medians over
+``--rounds`` rounds, the ratios to XLA and the largest difference between ours (im2col) and
+XLA's outputs (logits and values).
 
     python benchmarks/network_speed.py [--boards small,medium,large] [--batches 1,8,64,256]
         [--rounds 5] [--seconds 0.3] [--model small] [--core 1] [--no-jax]
 
-``--core N`` pins the process to CPU ``N`` (both implementations then share that core).
-Without jax installed (the ``bench`` extra) it measures ours only.
+``--core N`` pins the process to CPU ``N`` (every implementation then shares that core).
+Without jax installed (the ``bench`` extra) it measures ours only; with an older carnac_env
+without the ``convolution`` option, im2col only.
 """
 
 from __future__ import annotations
@@ -123,9 +128,13 @@ def main() -> None:
         os.sched_setaffinity(0, {args.core})
 
     from carnac_env.core.boards import make_board
-    from carnac_env.models import load, model_path
+    from carnac_env.models import blas_single_thread, load, model_path
 
     net = load(model_path(args.model))
+    fast = None
+    if hasattr(net, "convolution"):
+        fast = load(model_path(args.model))
+        fast.convolution = "winograd"
     boards = [make_board(b) for b in args.boards.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
     xla = None
@@ -141,7 +150,9 @@ def main() -> None:
         for batch in batches:
             obs = np.ascontiguousarray(pool[:batch])
             scale = float(board.megaliths)
-            runners = {"ours": lambda obs=obs, scale=scale: net.forward(obs, scale)}
+            runners = {"im2col": lambda obs=obs, scale=scale: net.forward(obs, scale)}
+            if fast is not None:
+                runners["winograd"] = lambda obs=obs, scale=scale: fast.forward(obs, scale)
             diff = float("nan")
             if xla is not None:
                 runners["xla"] = lambda obs=obs, scale=scale: xla(obs, scale)
@@ -152,28 +163,30 @@ def main() -> None:
             cases[board.name, batch] = (runners, diff)
 
     rates: dict[tuple[str, int, str], list[float]] = {}
-    for round_ in range(args.rounds):
-        for (board_name, batch), (runners, _) in cases.items():
-            names = list(runners) if round_ % 2 == 0 else list(runners)[::-1]
-            for name in names:
-                rates.setdefault((board_name, batch, name), []).append(rate(runners[name], batch, args.seconds))
+    with blas_single_thread():  # as the search holds it
+        for round_ in range(args.rounds):
+            for (board_name, batch), (runners, _) in cases.items():
+                names = list(runners) if round_ % 2 == 0 else list(runners)[::-1]
+                for name in names:
+                    rates.setdefault((board_name, batch, name), []).append(rate(runners[name], batch, args.seconds))
 
     print(
         f"PolicyValueNet.forward, model {args.model} ({net.channels} channels, {net.blocks} blocks, "
         f"{net.hidden} hidden): evaluations/s, one thread, median of {args.rounds} rounds of {args.seconds:g} s\n"
     )
-    header, rule = "| board | batch | ours", "|---|---:|---:"
+    names = list(next(iter(cases.values()))[0])
+    header = "| board | batch | " + " | ".join({"xla": "JAX/XLA"}.get(n, f"ours {n}") for n in names)
+    rule = "|---|---:|" + "---:|" * len(names)
     if xla is not None:
-        header += " | JAX/XLA | ours / XLA | max abs diff"
-        rule += "|---:|---:|---:"
+        header += "".join(f" | {n} / XLA" for n in names if n != "xla") + " | max abs diff im2col-XLA"
+        rule += "---:|" * len(names)
     print(header + " |")
-    print(rule + "|")
+    print(rule)
     for (board_name, batch), (_, diff) in cases.items():
-        ours = statistics.median(rates[board_name, batch, "ours"])
-        line = f"| {board_name} | {batch} | {ours:,.0f}"
+        median = {n: statistics.median(rates[board_name, batch, n]) for n in names}
+        line = f"| {board_name} | {batch} | " + " | ".join(f"{median[n]:,.0f}" for n in names)
         if xla is not None:
-            theirs = statistics.median(rates[board_name, batch, "xla"])
-            line += f" | {theirs:,.0f} | {ours / theirs:.2f} | {diff:.1e}"
+            line += "".join(f" | {median[n] / median['xla']:.2f}" for n in names if n != "xla") + f" | {diff:.1e}"
         print(line + " |")
 
 

@@ -164,7 +164,7 @@ def _blas_libraries() -> list[Any]:
 CONVOLUTIONS = ("im2col", "winograd")
 
 #: Squares per chunk of a batch, per convolution: a chunk's buffers stay in the core's cache.
-CHUNK_SQUARES = {"im2col": 1024, "winograd": 1024}
+CHUNK_SQUARES = {"im2col": 512, "winograd": 1024}
 
 
 class _Workspace:
