@@ -10,21 +10,30 @@ the UTF-8 JSON header as a uint8 array. The header has ``format`` (``"carnac-az"
 someone else is data, never code (nothing is unpickled), and a hostile one is refused with a
 :class:`~carnac_env.errors.CarnacError` naming the file and what was expected:
 
-* the file at most :data:`MAX_FILE_BYTES`; the archive's directory read first: only
-  ``__header__.npy`` and the parameters' ``.npy`` members, each at most as large (uncompressed,
-  as the directory declares it) as its expected shape needs, and no more than
-  :data:`MAX_MEMBERS` members;
+* the file at most :data:`MAX_FILE_BYTES`; the archive's end record read before the
+  directory it points to: at most :data:`MAX_MEMBERS` members in at most
+  :data:`MAX_DIRECTORY_BYTES` (no zip64 records: a model file never needs them);
+* then the directory: only ``__header__.npy`` and the parameters' ``.npy`` members, each
+  once, stored or deflated (no other compression, no encryption), each declaring (uncompressed)
+  at most what its expected shape needs, plus an ``.npy`` header;
+* a member is read only up to its declared size (zipfile stops there, so a stream that would
+  decompress to more is never decompressed further, and checks the checksum there);
 * the header at most :data:`MAX_HEADER_BYTES`, JSON without deep nesting, its numbers whole
   and within :data:`~carnac_env.models.network.LIMITS` (no ``Infinity``, no booleans for numbers);
-* every parameter's ``.npy`` header read before its data: little-endian float32, C order, the
-  shape the architecture gives; then exactly that many bytes; NaN and infinities refused.
+  its board's numbers within the core's board limits;
+* every parameter's ``.npy`` header parsed before its data: little-endian float32, C order,
+  the shape the architecture gives, then exactly that many bytes; NaN and infinities refused.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import struct
+import tokenize
 import zipfile
+import zlib
 from pathlib import Path
 from typing import IO, Any
 
@@ -49,6 +58,21 @@ MAX_HEADER_BYTES = 256 * 1024
 MAX_MEMBERS = 256
 #: The deepest nesting of lists and objects in a header.
 MAX_NESTING = 32
+#: The largest archive directory read (a model's is about 3 KB).
+MAX_DIRECTORY_BYTES = 256 * 1024
+#: The most an ``.npy`` member's own header may take.
+MAX_NPY_HEADER = 4096
+
+#: What a model file's failures inside zipfile, zlib and numpy's .npy reader look like.
+_UNREADABLE = (
+    zipfile.BadZipFile,
+    zlib.error,
+    NotImplementedError,  # an unsupported zip version or feature
+    struct.error,
+    OSError,
+    EOFError,
+    ValueError,
+)
 
 _HEADER = "__header__"
 
@@ -82,14 +106,38 @@ def load(path: str | os.PathLike) -> PolicyValueNet:
     if size > MAX_FILE_BYTES:
         raise CarnacError(f"model file {name} is {size} bytes; expected at most {MAX_FILE_BYTES}")
     try:
-        with zipfile.ZipFile(path) as archive:
-            return _read(archive, name)
-    except zipfile.BadZipFile as err:
-        raise CarnacError(f"model file {name} is not a readable .npz model ({err})") from None
-    except (OSError, EOFError, ValueError) as err:
-        if isinstance(err, CarnacError):
-            raise
-        raise CarnacError(f"model file {name} is not a readable .npz model ({err})") from None
+        with open(path, "rb") as handle:
+            _check_end_record(handle, name)
+            with zipfile.ZipFile(handle) as archive:
+                return _read(archive, name)
+    except CarnacError:
+        raise
+    except _UNREADABLE as err:
+        raise CarnacError(f"model file {name} is not a readable .npz model ({type(err).__name__}: {err})") from None
+
+
+def _check_end_record(handle: IO[bytes], name: str) -> None:
+    """Refuse an archive whose end record (found as zipfile finds it) claims more members or
+    a larger directory than a model has, before zipfile reads that directory."""
+    handle.seek(0, os.SEEK_END)
+    size = handle.tell()
+    start = max(size - 22 - 65535, 0)  # the record, after at most a 64 KB comment
+    handle.seek(start)
+    tail = handle.read()
+    at = len(tail) - 22 if tail[-22:-18] == b"PK\x05\x06" and tail[-2:] == b"\0\0" else tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        raise CarnacError(f"model file {name} is not a readable .npz model (no zip end record)")
+    _, _, _, here, total, directory, _, _ = struct.unpack("<4s4H2LH", tail[at : at + 22])
+    if max(here, total) > MAX_MEMBERS or directory > MAX_DIRECTORY_BYTES:
+        raise CarnacError(
+            f"model file {name}: its archive claims {max(here, total)} members in a {directory}-byte directory; "
+            f"expected at most {MAX_MEMBERS} members in {MAX_DIRECTORY_BYTES} bytes"
+        )
+    if start + at >= 20:
+        handle.seek(start + at - 20)
+        if handle.read(4) == b"PK\x06\x07":
+            raise CarnacError(f"model file {name} is a zip64 archive; a model file never needs one")
+    handle.seek(0)
 
 
 def _read(archive: zipfile.ZipFile, name: str) -> PolicyValueNet:
@@ -100,7 +148,15 @@ def _read(archive: zipfile.ZipFile, name: str) -> PolicyValueNet:
     for info in infos:
         if not info.filename.endswith(".npy") or info.is_dir():
             raise CarnacError(f"model file {name} has member {info.filename!r}; expected only .npy arrays")
-        members[info.filename[: -len(".npy")]] = info
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 0x1:
+            raise CarnacError(
+                f"model file {name}: member {info.filename!r} is encrypted or uses compression method "
+                f"{info.compress_type}; expected stored or deflated (as numpy writes them)"
+            )
+        key = info.filename[: -len(".npy")]
+        if key in members:
+            raise CarnacError(f"model file {name} holds member {info.filename!r} twice")
+        members[key] = info
     if _HEADER not in members:
         raise CarnacError(f"model file {name} has no JSON header (expected a {FORMAT} model)")
     header = _read_header(archive, members.pop(_HEADER), name)
@@ -119,32 +175,29 @@ def _read(archive: zipfile.ZipFile, name: str) -> PolicyValueNet:
 
 
 def _read_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> dict[str, Any]:
-    if info.file_size > MAX_HEADER_BYTES + 256:
+    raw = _member_bytes(archive, info, MAX_HEADER_BYTES + MAX_NPY_HEADER, name, "its header")
+    dtype, shape, offset = _npy_header(raw, name, "the header")
+    if dtype != np.dtype(np.uint8) or len(shape) != 1 or shape[0] != len(raw) - offset:
         raise CarnacError(
-            f"model file {name}: its header is {info.file_size} bytes; expected at most {MAX_HEADER_BYTES}"
+            f"model file {name}: its header is {dtype} {shape} in {len(raw) - offset} bytes; expected uint8 JSON text"
         )
-    with archive.open(info) as stream:
-        dtype, shape = _npy_header(stream, name, "the header")
-        if dtype != np.dtype(np.uint8) or len(shape) != 1 or shape[0] > MAX_HEADER_BYTES:
-            raise CarnacError(f"model file {name}: its header is {dtype} {shape}; expected uint8 JSON text")
-        raw = stream.read(shape[0])
-    if len(raw) != shape[0]:
-        raise CarnacError(f"model file {name}: its header is cut short")
+    if shape[0] > MAX_HEADER_BYTES:
+        raise CarnacError(f"model file {name}: its header is {shape[0]} bytes; expected at most {MAX_HEADER_BYTES}")
     try:
-        text = raw.decode("utf-8")
+        text = raw[offset:].decode("utf-8")
     except UnicodeDecodeError as err:
         raise CarnacError(f"model file {name}: its header is not UTF-8 ({err})") from None
     if _nesting(text) > MAX_NESTING:
         raise CarnacError(f"model file {name}: its header nests deeper than {MAX_NESTING} levels")
     try:
         header = json.loads(text, parse_constant=_refuse_constant)
-    except (json.JSONDecodeError, ValueError) as err:
+    except (json.JSONDecodeError, ValueError, RecursionError) as err:
         raise CarnacError(f"model file {name}: its header is not JSON ({err})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else type(header).__name__
         raise CarnacError(f"model file {name} has format {found!r}, expected {FORMAT!r}")
     version = header.get("version")
-    if isinstance(version, bool) or version not in MODEL_VERSIONS:
+    if isinstance(version, bool) or not isinstance(version, int) or version not in MODEL_VERSIONS:
         raise CarnacError(
             f"model file {name} has version {version!r}; this carnac_env reads versions "
             f"{', '.join(map(str, MODEL_VERSIONS))}"
@@ -178,40 +231,55 @@ def _nesting(text: str) -> int:
     return deepest
 
 
-def _npy_header(stream: IO[bytes], name: str, what: str) -> tuple[np.dtype, tuple[int, ...]]:
-    """The dtype and shape from an ``.npy`` member's own header (numpy's format reader, which
-    parses it as a literal; no data is read here, so an object array's pickle never is)."""
+def _member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: str, what: str) -> bytes:
+    """A member's bytes: at most ``limit`` declared, exactly the declared size read (zipfile
+    decompresses no further, and checks the checksum when it gets there)."""
+    if info.file_size > limit:
+        raise CarnacError(f"model file {name}: {what} is {info.file_size} bytes; expected at most {limit}")
+    with archive.open(info) as stream:
+        raw = stream.read(info.file_size)
+    if len(raw) != info.file_size:
+        raise CarnacError(f"model file {name}: {what} is cut short ({len(raw)} of {info.file_size} bytes)")
+    return raw
+
+
+def _npy_header(raw: bytes, name: str, what: str) -> tuple[np.dtype, tuple[int, ...], int]:
+    """The dtype, shape and data offset from an ``.npy`` member's own header (numpy's format
+    reader, which parses it as a literal; the data is not looked at, so an object array's
+    pickle never is)."""
+    stream = io.BytesIO(raw)
     try:
         version = np.lib.format.read_magic(stream)
         if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream, max_header_size=4096)
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream, max_header_size=MAX_NPY_HEADER)
         elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream, max_header_size=4096)
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream, max_header_size=MAX_NPY_HEADER)
         else:
             raise ValueError(f"npy version {version}")
-    except (ValueError, SyntaxError, EOFError, TypeError, OverflowError) as err:
+    except (ValueError, SyntaxError, EOFError, TypeError, OverflowError, tokenize.TokenError, RecursionError) as err:
         raise CarnacError(f"model file {name}: {what} is not a plain .npy array ({err})") from None
     if fortran or dtype.hasobject:
         raise CarnacError(f"model file {name}: {what} is a Fortran-ordered or object array; expected plain numbers")
-    return dtype, tuple(int(d) for d in shape)
+    if any(int(d) < 0 for d in shape):
+        raise CarnacError(f"model file {name}: {what} has shape {shape}; expected no negative sizes")
+    return dtype, tuple(int(d) for d in shape), stream.tell()
 
 
 def _read_parameter(
     archive: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, shape: tuple[int, ...], name: str
 ) -> np.ndarray:
     nbytes = 4 * int(np.prod(shape, dtype=np.int64))
-    if info.file_size > nbytes + 4096:
-        raise CarnacError(f"model file {name}: parameter {key} is {info.file_size} bytes; shape {shape} needs {nbytes}")
-    with archive.open(info) as stream:
-        dtype, found = _npy_header(stream, name, f"parameter {key}")
-        if dtype != np.dtype("<f4"):
-            raise CarnacError(f"model file {name}: parameter {key} has dtype {dtype}, expected float32 (<f4)")
-        if found != shape:
-            raise CarnacError(f"model file {name}: parameter {key} has shape {found}, expected {shape}")
-        raw = stream.read(nbytes)
-    if len(raw) != nbytes:
-        raise CarnacError(f"model file {name}: parameter {key} is cut short")
-    value = np.frombuffer(raw, dtype="<f4").reshape(shape).astype(np.float32)
+    raw = _member_bytes(archive, info, nbytes + MAX_NPY_HEADER, name, f"parameter {key} (shape {shape})")
+    dtype, found, offset = _npy_header(raw, name, f"parameter {key}")
+    if dtype != np.dtype("<f4"):
+        raise CarnacError(f"model file {name}: parameter {key} has dtype {dtype}, expected float32 (<f4)")
+    if found != shape:
+        raise CarnacError(f"model file {name}: parameter {key} has shape {found}, expected {shape}")
+    if len(raw) - offset != nbytes:
+        raise CarnacError(
+            f"model file {name}: parameter {key} holds {len(raw) - offset} bytes of data; shape {shape} needs {nbytes}"
+        )
+    value = np.frombuffer(raw, dtype="<f4", offset=offset).reshape(shape).astype(np.float32)
     if not np.isfinite(value).all():
         raise CarnacError(f"model file {name}: parameter {key} holds NaN or infinite values")
     return value
