@@ -17,7 +17,7 @@ takes each value for the player who chose each edge, so nothing assumes alternat
 
 Options (spec ``az:sims=200:c=1.5:model=PATH``):
 
-* ``sims``: simulations per move (default 300; ``sims=0`` plays the raw policy: the legal
+* ``sims``: simulations per move (default 200; ``sims=0`` plays the raw policy: the legal
   action with the highest network logit, no search);
 * ``c``: the PUCT exploration constant (default 1.5);
 * ``rule``: ``puct`` or ``gumbel``; ``considered``: Gumbel's root actions (default 16);
@@ -70,7 +70,7 @@ class AZAgent(SearchAgent):
     def __init__(
         self,
         seed: int = 0,
-        sims: int = 300,
+        sims: int = 200,
         c: float = 1.5,
         model: str = "",
         rule: str = "puct",
@@ -145,7 +145,7 @@ register(
     "az",
     AZAgent,
     {
-        "sims": (int, 300, "simulations per move, the search budget; 0: the raw policy (no search)"),
+        "sims": (int, 200, "simulations per move, the search budget; 0: the raw policy (no search)"),
         "c": (float, 1.5, "PUCT exploration constant"),
         "rule": (str, "puct", "search rule: puct (the most visited move) or gumbel (sequential halving)"),
         "considered": (int, 16, "gumbel: root actions sequential halving starts from"),

@@ -1,0 +1,115 @@
+"""Write a shipped model's card (``carnac_env/models/<board>.json``) from the model and its arenas.
+
+    python docs/make_model_card.py small --command "python -m carnac_env.train ..." \\
+        --source "/work/az-runs/small (best.npz of iteration 220)" --arena /work/targets2/small-it220-*
+
+The card repeats the model header's training record (settings, games, positions, gradient
+steps, wall and CPU seconds, the machine, the evaluation that selected it) and adds what the
+header cannot know: the command that trained it, where the run lives, and each arena given with
+``--arena`` (an arena output folder: its ``arena.json`` settings and ``results.json`` totals),
+with the command that reproduces it. Every number comes from those files; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from carnac_env import models
+
+ROOT = Path(__file__).resolve().parent.parent
+PREVIOUS_COMMIT = "9919766"  # the last commit with the models of issue 11
+
+
+def _spec_name(spec: str, model: str) -> str:
+    """The arena's spec with the candidate's file path written as the shipped model."""
+    return spec.replace(f":model={model}", "").replace(f"model={model}:", "").replace(f"model={model}", "")
+
+
+def arena_entry(folder: Path, model: str) -> tuple[str, dict]:
+    """One arena folder as a card entry: ``("az vs mcts", {result, games, command, ...})``."""
+    settings = json.loads((folder / "arena.json").read_text())
+    results = json.loads((folder / "results.json").read_text())
+    if len(results["pairs"]) != 1:
+        raise SystemExit(f"{folder}: a card arena has one pair, this one has {len(results['pairs'])}")
+    pair = results["pairs"][0]
+    a, b = (_spec_name(s, model) for s in (pair["a"], pair["b"]))
+    a = a.rstrip(":") or "az"
+    b = b.rstrip(":") or "az"
+    agents = ",".join((a, b))
+    command = (
+        f"carnac arena --board {settings['board']} --agents {agents} --games {settings['games_per_pair']}"
+        f" --openings {settings.get('openings', 0)} --seed {settings['seed']}"
+    )
+    previous = f"az:model=carnac_env/models/{settings['board']}.npz"
+    name = f"{a} vs {b}"
+    if b == previous:
+        name = f"{a} vs the previous shipped model"
+        agents = f"{a},az:model=PREVIOUS.npz"
+        command = command.replace(f"--agents {a},{b}", f"--agents {agents}")
+    entry = {
+        "result": f"{pair['wins_a']}-{pair['draws']}-{pair['wins_b']}",
+        "games": pair["wins_a"] + pair["draws"] + pair["wins_b"],
+        "command": command,
+    }
+    repeated = [r for r in results.get("repeated", []) if {r.get("a"), r.get("b")} == {pair["a"], pair["b"]}]
+    if repeated:
+        entry["repeated"] = repeated
+    if b == previous:
+        entry["previous"] = (
+            f"PREVIOUS.npz: carnac_env/models/{settings['board']}.npz as it was before this model"
+            f" (git show {PREVIOUS_COMMIT}:carnac_env/models/{settings['board']}.npz > PREVIOUS.npz)"
+        )
+    return name, entry
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("board", help="the shipped model's board (its file is carnac_env/models/BOARD.npz)")
+    parser.add_argument("--command", required=True, help="the command that trained it")
+    parser.add_argument("--source", required=True, help="where the run lives and which file was shipped")
+    parser.add_argument("--arena", nargs="*", default=[], help="arena output folders (one pair each)")
+    parser.add_argument("--candidate", default="", help="the model path the arenas used (default: read from them)")
+    parser.add_argument("--note", default="", help="a sentence for the card's note")
+    args = parser.parse_args()
+
+    path = ROOT / "carnac_env" / "models" / f"{args.board}.npz"
+    net = models.files.load(path)
+    header = net.header
+    training = header.get("training", {})
+    card: dict = {
+        "board": args.board,
+        "file": f"carnac_env/models/{args.board}.npz",
+        "format": "carnac-az",
+        "version": models.network.MODEL_VERSION,
+        "architecture": header["architecture"],
+        "command": args.command,
+        "source_run": args.source,
+    }
+    for key in ("iteration", "games", "positions", "steps", "wall_seconds", "cpu_seconds", "machine", "torch"):
+        card[key] = training.get(key)
+    card["settings"] = training.get("config", {})
+    card["evaluation_during_training"] = training.get("evaluation")
+    arenas = {}
+    for folder in sorted(args.arena):
+        folder = Path(folder)
+        settings = json.loads((folder / "arena.json").read_text())
+        candidate = args.candidate or next(
+            spec.split("model=")[1].split(":")[0] for spec in settings["agents"] if "model=" in spec
+        )
+        name, entry = arena_entry(folder, candidate)
+        arenas[name] = entry
+    card["arena"] = arenas
+    card["arena_note"] = (
+        "40 games per pair, seats alternating, from --openings 4 openings each played from both seats;"
+        " az at its default budget (200 PUCT simulations, 8 lanes), mcts at its default."
+        + (f" {args.note}" if args.note else "")
+    )
+    out = path.with_suffix(".json")
+    out.write_text(json.dumps(card, indent=1, sort_keys=False) + "\n")
+    print(f"wrote {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
