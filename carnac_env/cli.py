@@ -268,8 +268,8 @@ def _az_models_text(width: int) -> str:
     model plays each board (its own, or the fallback)."""
     import json
 
-    from carnac_env.models import FALLBACK_MODELS, shipped_models
     from carnac_env.core.boards import BOARDS
+    from carnac_env.models import FALLBACK_MODELS, shipped_models
 
     shipped = shipped_models()
     lines = ["Models shipped for az (az:model=NAME, or a .npz file from carnac train):"]

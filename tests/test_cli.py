@@ -143,8 +143,8 @@ def test_replay_writes_a_gif(tmp_path: Path) -> None:
 
 
 def test_agents_lists_every_registered_agent_with_its_options() -> None:
-    from carnac_env.models import shipped_models
     from carnac_env.agents.base import _REGISTRY
+    from carnac_env.models import shipped_models
 
     done = carnac("agents")
     assert done.returncode == 0, done.stderr
