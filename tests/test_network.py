@@ -307,3 +307,16 @@ def test_blas_single_thread_limits_and_restores():
         assert blas_threads() == before
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"), blas_single_thread():
         assert set(blas_threads()) == {1}
+
+
+def test_a_network_crosses_to_a_worker_process_and_computes_the_same(shipped):
+    """The trainer sends networks to self-play workers by pickle: the buffers stay behind and
+    the copy computes the same numbers."""
+    import pickle
+
+    net = shipped["small"]
+    obs = real_observations("small", 20, seed=3)
+    net.forward(obs)  # buffers made
+    copy = pickle.loads(pickle.dumps(net))
+    for a, b in zip(net.forward(obs), copy.forward(obs), strict=True):
+        np.testing.assert_array_equal(a, b)

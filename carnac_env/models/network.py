@@ -272,6 +272,17 @@ class PolicyValueNet:
         self._value2_bias = p["value2.bias"]
         self._local = threading.local()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to a self-play worker process, by the trainer) without the per-thread
+        buffers, which each process makes again on its first call."""
+        state = dict(self.__dict__)
+        del state["_local"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
+
     @property
     def board_name(self) -> str:
         """The name of the board the model was trained on."""

@@ -17,11 +17,13 @@ from typing import Any
 from carnac_env import _checks
 from carnac_env.errors import CarnacError
 
-#: Per-board defaults that differ from :class:`carnac_env.train.config.Config`'s.
+#: Per-board defaults that differ from :class:`carnac_env.train.config.Config`'s: on small and
+#: medium, the settings that trained the shipped models (docs/training.md, "Shipped models").
+_SHIPPED = {"games": 64, "sims": 32, "eval_every": 10, "eval_sims": 64, "mcts_sims": 1000}
 BOARD_DEFAULTS = {
     "petit_menec": {},
-    "small": {"games": 64, "sims": 48, "buffer": 100_000},
-    "medium": {"games": 64, "sims": 48, "buffer": 120_000},
+    "small": {**_SHIPPED, "train_steps": 40, "buffer": 100_000},
+    "medium": {**_SHIPPED, "train_steps": 50, "buffer": 150_000},
 }
 
 _HELP = {
@@ -93,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             continue
         flag = "--" + field.name.replace("_", "-")
         default = getattr(defaults, field.name)
-        boards = {b: d[field.name] for b, d in BOARD_DEFAULTS.items() if field.name in d}
+        boards = {b: d[field.name] for b, d in BOARD_DEFAULTS.items() if d.get(field.name, default) != default}
         if isinstance(default, str):
             shown = default or "none"
         else:
