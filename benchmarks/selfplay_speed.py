@@ -42,6 +42,7 @@ from carnac_env.core.boards import make_board
 from carnac_env.core.observation import AWAITING, SUPPLY
 from carnac_env.models import PolicyValueNet, load, model_for, model_path
 from carnac_env.search import Gumbel, Network, Search
+from carnac_env.train.selfplay import selfplay_network
 
 
 def training_settings(board: str) -> dict[str, int]:
@@ -176,6 +177,12 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=None, help="simulations per move (default: the training setting)")
     parser.add_argument("--moves", type=int, default=8, help="moves per game and round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--convolution",
+        choices=["winograd", "im2col"],
+        default="winograd",
+        help="our network's 3x3 convolutions (default winograd, as self-play runs them)",
+    )
     parser.add_argument("--cpu", type=int, default=None, help="the CPU to pin to (default: the first allowed)")
     args = parser.parse_args()
     board = make_board(args.board)
@@ -184,6 +191,7 @@ def main() -> None:
     sims = args.sims or settings["sims"]
     considered = settings["considered"]
     net = load(model_path(args.model)) if args.model else model_for(board)[0]
+    net = selfplay_network(net) if args.convolution == "winograd" else net
     cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cpu})
     try:
@@ -207,7 +215,7 @@ def main() -> None:
             line += f", mctx {theirs[-1]:,.0f} sims/s"
         print(line, flush=True)
     mine = statistics.median(ours)
-    print(f"\ncarnac_env Search (Gumbel, numpy network): {mine:,.0f} sims/s (median of {args.rounds})")
+    print(f"\ncarnac_env Search (Gumbel, numpy {net.convolution}): {mine:,.0f} sims/s (median of {args.rounds})")
     if theirs:
         peer = statistics.median(theirs)
         print(f"mctx gumbel_muzero_policy on carnac_env.jax:  {peer:,.0f} sims/s")

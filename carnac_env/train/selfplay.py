@@ -39,6 +39,7 @@ here needs PyTorch: the workers import this module, not the learner's.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, fields
 
@@ -229,6 +230,21 @@ def greedy_games(board: Board, shard: Shard, rng: np.random.Generator) -> tuple[
     return samples, stats
 
 
+def selfplay_network(net: PolicyValueNet) -> PolicyValueNet:
+    """``net`` computing with Winograd convolutions (a copy; ``net`` is left as it is).
+
+    Self-play spends 95% of its time in the network. Winograd F(2x2, 3x3) makes it about 1.5
+    times as fast from batch 8 up, as accurate in float32 but rounded differently from the
+    definition (up to about 3e-7 of each output), which no training target notices; the agents
+    keep the default convolution, equal to the definition (see :mod:`carnac_env.models.network`).
+    """
+    if net.convolution == "winograd":
+        return net
+    fast = copy.copy(net)
+    fast.convolution = "winograd"
+    return fast
+
+
 def selfplay_games(
     board: Board, net: PolicyValueNet, shard: Shard, rng: np.random.Generator
 ) -> tuple[Samples, dict[str, int]]:
@@ -240,7 +256,14 @@ def selfplay_games(
         rule, dirichlet = PUCT(shard.c), (0.3, 0.25)
     else:
         raise CarnacError(f"unknown self-play rule {shard.rule!r}; expected 'gumbel' or 'puct'")
-    search = Search(board, Network(net), rule, trees=shard.games, seed=int(rng.integers(2**63)), dirichlet=dirichlet)
+    search = Search(
+        board,
+        Network(selfplay_network(net)),
+        rule,
+        trees=shard.games,
+        seed=int(rng.integers(2**63)),
+        dirichlet=dirichlet,
+    )
 
     def choose(engine: BatchGame, envs: np.ndarray, moves: np.ndarray):
         search.set_roots(engine._state, envs)
