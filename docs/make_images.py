@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from carnac_env._files import writing
 from carnac_env.core.actions import tilt_colours
 from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
@@ -37,6 +38,13 @@ from carnac_env.render.html import write_replay_html
 from carnac_env.render.image import BACKGROUND, SOFT_TEXT, TEXT_COLOUR, ImageRenderer, font
 
 OUT = Path(__file__).resolve().parent / "images"
+
+
+def save_png(image: Image.Image, name: str) -> None:
+    """Write ``image`` to ``OUT/name`` through :func:`carnac_env._files.writing` (atomic)."""
+    with writing(OUT / name) as out:
+        image.save(out, format="PNG", optimize=True)
+
 
 # An opening on the medium board (random moves, seed 4), ending with Red to tilt or decline d1.
 MID_GAME = [
@@ -75,14 +83,14 @@ def board_png() -> GameState:
     for text in MID_GAME:
         state.apply(parse_action(state.board, text, state.to_act))
     assert state.phase == 1, "the docs' mid-game position must end with a megalith awaiting a decision"
-    Image.fromarray(ImageRenderer(state.board, 56).draw(state)).save(OUT / "board.png", optimize=True)
+    save_png(Image.fromarray(ImageRenderer(state.board, 56).draw(state)), "board.png")
     return state
 
 
 def end_png() -> None:
     record = play_out("medium", seed=3, moves=MID_GAME)
     state = record.replay()
-    Image.fromarray(ImageRenderer(state.board, 56).draw(state)).save(OUT / "end.png", optimize=True)
+    save_png(Image.fromarray(ImageRenderer(state.board, 56).draw(state)), "end.png")
 
 
 def game_gif() -> None:
@@ -144,7 +152,7 @@ def orientations_png() -> None:
                 ],
             )
         )
-    row(panels).save(OUT / "orientations.png", optimize=True)
+    save_png(row(panels), "orientations.png")
 
 
 def tilt_png() -> None:
@@ -161,14 +169,14 @@ def tilt_png() -> None:
         caption(renderer.draw_image(east), ["tilt E", "d3 and e3 show white"]),
         caption(renderer.draw_image(north), ["tilt N", "c2 and c1 show red"]),
     ]
-    row(panels).save(OUT / "tilt.png", optimize=True)
+    save_png(row(panels), "tilt.png")
 
 
 def dolmen_png() -> None:
     board = make_board("custom", rows=3, cols=5, megaliths=10, min_dolmen=3)
     state = GameState.from_diagram(board, ["rrR.W", "...W.", "....W"])
     image = ImageRenderer(board, 48, status=False).draw_image(state, dolmens=True)
-    caption(
+    picture = caption(
         image,
         [
             "Red: one dolmen of 3",
@@ -176,7 +184,8 @@ def dolmen_png() -> None:
             "White: e1, d2, e3 touch only",
             "at corners: no dolmen",
         ],
-    ).save(OUT / "dolmen.png", optimize=True)
+    )
+    save_png(picture, "dolmen.png")
 
 
 #: A finished game won on the tie-break: 2 dolmens each, Red's largest (4) beats White's (3).
@@ -189,7 +198,7 @@ def tiebreak_png() -> GameState:
     state = GameState.from_diagram(board, TIE_BREAK, supply=1)
     state.apply(parse_action(board, "g5 Rns", 0))  # the last megalith: the game ends at once
     assert state.is_over and state.result().winner == 0
-    Image.fromarray(ImageRenderer(board, 48).draw(state)).save(OUT / "tiebreak.png", optimize=True)
+    save_png(Image.fromarray(ImageRenderer(board, 48).draw(state)), "tiebreak.png")
     return state
 
 

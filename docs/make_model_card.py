@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from carnac_env import models
+from carnac_env._files import write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 PREVIOUS_COMMIT = "9919766"  # the last commit with the models of issue 11
@@ -107,7 +108,7 @@ def main() -> None:
         + (f" {args.note}" if args.note else "")
     )
     out = path.with_suffix(".json")
-    out.write_text(json.dumps(card, indent=1, sort_keys=False) + "\n")
+    write_text(out, json.dumps(card, indent=1, sort_keys=False) + "\n")
     print(f"wrote {out.relative_to(ROOT)}")
 
 

@@ -240,6 +240,35 @@ def test_malformed_checkpoints_name_the_file_and_the_field(tmp_path):
         trainer(tmp_path)
 
 
+def test_mutated_checkpoints_load_or_are_refused_cleanly(tmp_path_factory):
+    """Hypothesis flips, cuts and splices bytes of a real checkpoint: every result either
+    resumes (the mutation hit padding) or is a CarnacError naming the file, never another
+    exception, and nothing in the file runs."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = _checkpoint(folder)
+    good = path.read_bytes()
+
+    @hypothesis.settings(max_examples=40, deadline=None, derandomize=True)
+    @hypothesis.given(
+        st.lists(st.tuples(st.integers(0, len(good) - 1), st.integers(0, 255)), min_size=1, max_size=8),
+        st.integers(0, len(good)),
+    )
+    def check(flips, cut):
+        data = bytearray(good[: max(cut, 1)] if cut < len(good) // 2 else good)
+        for where, value in flips:
+            data[where % len(data)] = value
+        path.write_bytes(bytes(data))
+        try:
+            trainer(folder).close()  # resumed: the mutation changed nothing that is read
+        except CarnacError as err:
+            assert "checkpoint.pt" in str(err)
+
+    check()
+
+
 def test_command_line(tmp_path, capsys):
     args = ["--out", str(tmp_path), "--iterations", "1", "--no-progress"]
     for key, value in TINY.items():

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from carnac_env import _files
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import make_board
 from carnac_env.core.observation import NUM_PLANES, SUPPLY
@@ -101,7 +102,8 @@ class PolicyValueNet(nn.Module):
 
     def save(self, path: str | Path) -> None:
         """Save weights and shape to ``path`` (a ``.pt`` file)."""
-        torch.save({"config": self.config(), "state": self.state_dict()}, path)
+        with _files.writing(path) as out:  # atomic; a planted link is never followed
+            torch.save({"config": self.config(), "state": self.state_dict()}, out)
 
     @classmethod
     def load(cls, path: str | Path) -> PolicyValueNet:
@@ -312,7 +314,7 @@ def train(args: argparse.Namespace) -> Path:
     path = out / "policy.pt"
     net.save(path)
     settings = {k: v for k, v in vars(args).items() if k != "out"}
-    (out / "log.json").write_text(json.dumps({"settings": settings, "log": log}, indent=1))
+    _files.write_text(out / "log.json", json.dumps({"settings": settings, "log": log}, indent=1))
     print(f"saved {path} after {total_games} games ({time.perf_counter() - start:.0f}s)")
     return path
 
