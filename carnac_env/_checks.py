@@ -43,13 +43,20 @@ def is_whole(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not is_flag(value)
 
 
+def _bound(value: float) -> str:
+    """A bound as the message shows it: whole numbers in full (``1048576``, not ``1.04858e+06``)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
 def _range_text(low: float | None, high: float | None) -> str:
     if low is not None and high is not None:
-        return f" in {low:g}..{high:g}" if isinstance(low, int) else f" in [{low:g}, {high:g}]"
+        if isinstance(low, int) and isinstance(high, int):
+            return f" in {low}..{high}"
+        return f" in [{_bound(low)}, {_bound(high)}]"
     if low is not None:
-        return f" >= {low:g}"
+        return f" >= {_bound(low)}"
     if high is not None:
-        return f" <= {high:g}"
+        return f" <= {_bound(high)}"
     return ""
 
 
