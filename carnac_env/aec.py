@@ -48,11 +48,21 @@ from gymnasium import logger, spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
+from carnac_env import _checks
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, GameState
 from carnac_env.core.notation import action_to_text, parse_action
-from carnac_env.core.observation import NUM_PLANES, SUPPLY, ObservationTracker
+from carnac_env.core.observation import ObservationTracker
 from carnac_env.core.record import GameRecord
+from carnac_env.env_common import (
+    as_action,
+    blank_info,
+    check_seed,
+    end_info,
+    info_dolmen_slots,
+    moves_option,
+    observation_space,
+)
 from carnac_env.errors import CarnacError, IllegalActionError
 from carnac_env.render.ansi import render_text, supports_color
 from carnac_env.wrappers import wrap
@@ -60,79 +70,18 @@ from carnac_env.wrappers import wrap
 AGENTS = ("player_0", "player_1")
 RENDER_MODES = ("human", "ansi", "rgb_array")
 
-
-def check_seed(seed: Any) -> int | None:
-    """``seed`` as an int, or ``None``: what ``reset(seed=...)`` accepts.
-
-    Raises:
-        CarnacError: not ``None`` and not a non-negative integer (bools are refused).
-    """
-    if seed is None:
-        return None
-    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise CarnacError(f"seed={seed!r}; expected None or a non-negative integer")
-    return int(seed)
-
-
-def info_dolmen_slots(board: Board) -> int:
-    """The length of ``infos[agent]["dolmens"]``: the most dolmens one player can have on ``board``."""
-    return max(1, board.rows * board.cols // max(1, board.min_dolmen))
-
-
-def blank_info(board: Board) -> dict[str, Any]:
-    """An agent's info before the game ends: no dolmens, score 0, winner -1."""
-    return {"dolmens": np.zeros(info_dolmen_slots(board), dtype=np.int16), "score": 0, "winner": -1}
-
-
-def end_info(board: Board, result: Any, player: int) -> dict[str, Any]:
-    """An agent's info at the end: its dolmen sizes (padded), its BGA score and the winner (-1 draw)."""
-    info = blank_info(board)
-    sizes = result.dolmens[player]
-    info["dolmens"][: len(sizes)] = sizes
-    info["score"] = int(result.scores[player])
-    info["winner"] = -1 if result.winner is None else int(result.winner)
-    return info
-
-
-def as_action(action: Any) -> Any:
-    """A 0-d numpy integer array as a Python int; anything else unchanged (then checked by the rules)."""
-    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-        return int(action)
-    return action
-
-
-def moves_option(options: dict[str, Any] | None) -> Any:
-    """The ``"moves"`` reset option, checked to be a list of moves or a GameRecord (or ``None``).
-
-    Raises:
-        CarnacError: ``options`` is not a dict, or ``"moves"`` is a string, a number or anything
-            else that is not a list or tuple of moves (action numbers or notation) or a GameRecord.
-    """
-    if options is None:
-        return None
-    if not isinstance(options, dict):
-        raise CarnacError(f"options={options!r}; expected a dict such as {{'moves': ['c4 Rns', 'tilt N']}} or None")
-    moves = options.get("moves")
-    if moves is None or isinstance(moves, GameRecord):
-        return moves
-    if not isinstance(moves, list | tuple):
-        raise CarnacError(
-            f"reset option 'moves' is {moves!r}; expected a list of moves (action numbers or notation "
-            "such as ['c4 Rns', 'tilt N']) or a GameRecord"
-        )
-    return moves
-
-
-def observation_space(board: Board) -> spaces.Dict:
-    """The observation space for ``board`` (a fresh object; the envs cache theirs)."""
-    high = np.ones((board.rows, board.cols, NUM_PLANES), dtype=np.int8)
-    high[:, :, SUPPLY] = board.megaliths
-    return spaces.Dict(
-        {
-            "observation": spaces.Box(0, high, dtype=np.int8),
-            "action_mask": spaces.Box(0, 1, (board.num_actions,), dtype=np.int8),
-        }
-    )
+__all__ = [
+    "AGENTS",
+    "RENDER_MODES",
+    "blank_info",
+    "check_seed",
+    "end_info",
+    "env",
+    "info_dolmen_slots",
+    "moves_option",
+    "observation_space",
+    "raw_env",
+]
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
@@ -175,8 +124,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.board = make_board(board, **rules)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise CarnacError(f"unknown render_mode {render_mode!r}; expected None or one of {', '.join(RENDER_MODES)}")
-        if window not in (None, True, False):
-            raise CarnacError(f"window={window!r}; expected None (automatic), True or False")
+        if window is not None:
+            window = _checks.flag("window", window)
         self.render_mode = render_mode
         self.window = window
         self._window: Any = None
@@ -187,7 +136,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.observation_spaces = dict.fromkeys(AGENTS, self._observation_space)
         self.action_spaces = dict.fromkeys(AGENTS, self._action_space)
         self._image_renderer: Any = None
-        self.np_random, _ = seeding.np_random(None)
+        self._np_random: np.random.Generator | None = None
+        self._np_random_seed: int | None = None
         self._start_new_game(GameState(self.board), [])
 
     # ----------------------------------------------------------------- spaces
@@ -202,7 +152,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     # ----------------------------------------------------------------- the AEC loop
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game. The game itself has no randomness; ``seed`` seeds
-        ``np_random`` and the action spaces' samplers.
+        ``np_random`` and the action space's sampler (the observation space is left to the
+        caller, as PettingZoo's ``seed_test`` does).
 
         ``options`` may hold ``"moves"``: a list of moves (action numbers or notation) or a
         :class:`~carnac_env.core.record.GameRecord`, played from the start so that the
@@ -225,10 +176,21 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                     raise CarnacError(f"reset option 'moves', move {index} ({move!r}): {err}") from None
                 played.append(int(action))
         if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
-            for i, space in enumerate((self._action_space, self._observation_space)):
-                space.seed(seed + i)
+            self._np_random, self._np_random_seed = None, seed  # built when first used
+            self._action_space.seed(seed)
         self._start_new_game(state, played)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's own generator (the game itself has no randomness), seeded by
+        ``reset(seed=...)``; built on first use."""
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random(self._np_random_seed)
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, generator: np.random.Generator) -> None:
+        self._np_random = generator
 
     def _start_new_game(self, state: GameState, played: list[int]) -> None:
         self.game = state
@@ -255,8 +217,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             raise CarnacError(f"unknown agent {agent!r}; expected one of {', '.join(AGENTS)}")
         player = AGENTS.index(agent)
         tracker = self._tracker
-        mask = tracker.mask_to_act if player == self.game.to_act else tracker.no_actions
-        return {"observation": tracker.observation(player), "action_mask": mask.copy()}
+        return {"observation": tracker.observation(player), "action_mask": tracker.mask(player)}
 
     def step(self, action: int | None) -> None:
         """Play ``action`` for ``agent_selection``; ``None`` for an agent that is done.
@@ -281,24 +242,23 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._was_dead_step(action)
             return
         action = as_action(action)
-        legal = (
-            isinstance(action, int | np.integer)
-            and not isinstance(action, bool)
-            and 0 <= action < self.board.num_actions
-            and self._tracker.mask_to_act[action]
-        )
-        if not legal:
+        if type(action) is not int or not self._tracker.is_legal(action):
             reason = self.game.why_illegal(action) or "unknown"
             raise IllegalActionError(f"{agent}: {self.describe_action(action)} is illegal: {reason}")
-        action = int(action)
-        self._cumulative_rewards[agent] = 0
-        self.game.apply_unchecked(action)
-        self._tracker.update(self.game, action)
+        self._play(action)
+
+    def _play(self, action: int) -> None:
+        """Play ``action``, a legal action number for ``agent_selection`` (the caller checked
+        it, once: :meth:`step` or the illegal-move wrapper), and do the AEC bookkeeping."""
+        self._cumulative_rewards[self.agent_selection] = 0
+        game = self.game
+        game.apply_unchecked(action)
+        self._tracker.update(game, action)
         self.history.append(action)
-        if self.game.phase == OVER:
+        if game.phase == OVER:
             self._finish()
         else:
-            self.agent_selection = AGENTS[self.game.to_act]
+            self.agent_selection = AGENTS[game.to_act]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -335,8 +295,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     # ----------------------------------------------------------------- rendering
     def _repr_svg_(self) -> str:
-        """The current position as SVG, for Jupyter's inline display (see GameState._repr_svg_)."""
-        return self.game._repr_svg_()
+        """The current position as SVG, for Jupyter's inline display (:mod:`carnac_env.render.svg`)."""
+        from carnac_env.render.svg import state_svg
+
+        return state_svg(self.game)
 
     def render(self) -> str | np.ndarray | None:
         """Draw the game as set by ``render_mode`` (see the class docstring)."""

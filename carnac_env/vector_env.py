@@ -6,12 +6,16 @@
 >>> obs, rewards, terminations, truncations, infos = envs.step(actions)  # (1024,) ints
 
 or ``carnac_env.vector_env.CarnacVectorEnv(num_envs=1024, board="medium")``. Each of the
-``num_envs`` games pits the learner (seat 0, 1 or ``"random"`` per game) against a batched
-opponent policy: uniformly random legal moves by default, or any callable
-``policy(observation, action_mask) -> actions`` taking the ``(K, rows, cols, 9)`` int8
-observations and ``(K, num_actions)`` bool masks of the K games where the opponent is to act
-(seen by the opponent) and returning K legal actions. After the learner's actions the opponent
-moves, as many times as the rules give it the turn, until the learner acts again in every game.
+``num_envs`` games pits the learner (seat 0, 1 or ``"random"`` per game) against an opponent,
+given as for the single env: an agent spec (``"random"``, the default, played by the batched
+engine's own sampler; ``"greedy"``, ``"mcts:sims=200"``, an import path) or an agent object
+with ``act(env) -> int``, called with an AEC env holding that game at the opponent's turn (the
+one opponent protocol, :func:`carnac_env.env_common.make_opponent`). On top of it, a batched
+policy: any callable without ``act``, ``policy(observation, action_mask) -> actions``, taking
+the ``(K, rows, cols, 9)`` int8 observations and ``(K, num_actions)`` bool masks of the K games
+where the opponent is to act (seen by the opponent) and returning K legal actions. After the
+learner's actions the opponent moves, as many times as the rules give it the turn, until the
+learner acts again in every game.
 
 Spaces: ``single_observation_space`` is the single env's ``Box(int8, (rows, cols, 9))``,
 ``single_action_space`` ``Discrete(rows*cols*4 + 5)``; rewards are the learner's result
@@ -51,11 +55,12 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from carnac_env.aec import check_seed, observation_space
+from carnac_env import _checks
+from carnac_env.aec import raw_env
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import Board, make_board
+from carnac_env.env_common import check_options, check_seed, make_opponent, observation_space
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import check_options
 
 VECTOR_OPTIONS = ("num_envs", "board", "opponent", "seat", "backend", "render_mode")
 
@@ -68,7 +73,8 @@ class CarnacVectorEnv(VectorEnv):
     Args:
         num_envs: how many games (>= 1).
         board: a board name, ``"custom"`` or a :class:`~carnac_env.core.boards.Board`.
-        opponent: ``"random"`` (default) or a callable ``policy(observation, action_mask) -> actions``.
+        opponent: an agent spec (``"random"``, the default), an agent object with ``act(env)``,
+            or a batched policy ``policy(observation, action_mask) -> actions``.
         seat: the learner's seat: 0, 1 or ``"random"`` (drawn for every game).
         backend: the batched engine's backend, ``"auto"``, ``"numpy"`` or ``"numba"``.
         render_mode: must be ``None``: the vector env has no render modes.
@@ -98,16 +104,17 @@ class CarnacVectorEnv(VectorEnv):
                 "empty); render one game with gymnasium.make('carnac_env/Carnac-v0', render_mode=...) instead"
             )
         self.board = make_board(board, **rules)
-        if isinstance(seat, bool) or seat not in (0, 1, "random"):
-            raise CarnacError(f"seat={seat!r}; expected 0 (Red, moves first), 1 (White) or 'random'")
-        if opponent != "random" and not callable(opponent):
-            raise CarnacError(
-                f"opponent must be 'random' or a callable policy(observation, action_mask) -> actions, got {opponent!r}"
-            )
+        seat = _checks.choice("seat", seat, (0, 1, "random"))
         self.games = BatchGame(self.board, num_envs=num_envs, seed=None, backend=backend)
         self.num_envs = self.games.num_envs
         self.seat_option = seat
         self.opponent = opponent
+        self._random = isinstance(opponent, str) and opponent == "random"
+        if self._random or (callable(opponent) and not hasattr(opponent, "act")):
+            self._agent = None  # the batched sampler, or a batched policy
+        else:
+            self._agent = make_opponent(opponent, seed=0)
+            self._view = raw_env(self.board)  # holds one game at a time for the agent
         self.render_mode = None
         self.single_observation_space = observation_space(self.board)["observation"]
         self.single_action_space = spaces.Discrete(self.board.num_actions)
@@ -154,6 +161,8 @@ class CarnacVectorEnv(VectorEnv):
                 self.action_space.seed(seed)
         self._needs_reset = True  # until the opponent's opening moves are played
         self.games.np_random = np.random.default_rng(self._np_random.integers(2**63))
+        if self._agent is not None and hasattr(self._agent, "reset"):
+            self._agent.reset(int(self._np_random.integers(2**31)))
         self._seats[:] = self._draw_seats(self.num_envs)
         step = self.games.reset()
         obs, mask, *_ = self._play_opponent(step, np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, bool))
@@ -175,8 +184,8 @@ class CarnacVectorEnv(VectorEnv):
         if self._needs_reset:
             raise CarnacError("call reset() before step()")
         # A policy opponent may fail after the learner's moves are played: keep what is needed to take them back.
-        saved = None if self.opponent == "random" else self._save()
-        step = self.games.step(actions, final_observer=self._seats, observe=self.opponent != "random")
+        saved = None if self._random else self._save()
+        step = self.games.step(actions, final_observer=self._seats, observe=self._agent is None and not self._random)
         try:
             return self._after_learner(step)
         except BaseException as error:
@@ -237,11 +246,12 @@ class CarnacVectorEnv(VectorEnv):
             winners = np.zeros(n, dtype=np.int8)
         obs, mask, player = step.observation, step.action_mask, step.current_player
         waiting = player != self._seats
-        random = self.opponent == "random"
         while waiting.any():
             actions = np.zeros(n, dtype=np.int64)
-            if random:
+            if self._random:
                 actions[waiting] = self.games.sample_actions()[waiting]
+            elif self._agent is not None:
+                actions[waiting] = [self._agent_move(int(i)) for i in np.flatnonzero(waiting)]
             else:
                 chosen = np.asarray(self.opponent(obs[waiting], mask[waiting]))
                 if chosen.shape != (int(waiting.sum()),) or not np.issubdtype(chosen.dtype, np.integer):
@@ -250,7 +260,8 @@ class CarnacVectorEnv(VectorEnv):
                         f"it was given; got dtype {chosen.dtype} shape {chosen.shape}"
                     )
                 actions[waiting] = chosen
-            reply = self.games.step(actions, active=waiting, final_observer=self._seats, observe=not random)
+            batched_policy = self._agent is None and not self._random
+            reply = self.games.step(actions, active=waiting, final_observer=self._seats, observe=batched_policy)
             ended = reply.terminated
             if (ended & terminated).any():
                 raise CarnacError(
@@ -271,6 +282,12 @@ class CarnacVectorEnv(VectorEnv):
             obs, mask = now.observation, now.action_mask
         self._mask = mask
         return obs, mask.copy(), rewards, terminated, final_obs, winners
+
+    def _agent_move(self, index: int) -> int:
+        """The opponent agent's action in game ``index``: the agent protocol, ``act(env)``, on
+        an AEC env holding that game."""
+        self._view._start_new_game(self.games.get_state(index), [])
+        return self._agent.act(self._view)
 
     def action_masks(self) -> np.ndarray:
         """``(num_envs, num_actions)`` bool: the learner's legal actions now (a copy)."""

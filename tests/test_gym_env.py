@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import gymnasium as gym
@@ -10,10 +9,11 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from carnac_env.core import GameState, legal_mask, observation_planes
+from carnac_env.agents import RandomAgent
+from carnac_env.core import legal_mask, observation_planes
 from carnac_env.core.game import RESPOND
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import CarnacEnv, RandomOpponent, make_opponent
+from carnac_env.gym_env import CarnacEnv, make_opponent
 from carnac_env.registration import ENV_ID, register_envs
 
 register_envs()
@@ -265,33 +265,18 @@ def test_an_opponent_that_plays_illegally_is_reported() -> None:
         env.reset(seed=0)
 
 
-def test_fallback_random_opponent_without_the_agents_module(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "carnac_env.agents", None)
-    opponent = make_opponent("random", seed=3)
-    assert isinstance(opponent, RandomOpponent)
-    with pytest.raises(CarnacError, match="agents"):
-        make_opponent("greedy")
+def test_the_random_opponent_is_the_random_agent_and_replays_per_seed() -> None:
+    """One opponent protocol: "random" is the package's random agent (act(env)), re-seeded at
+    every reset, so the same seed replays the same game."""
+    assert isinstance(make_opponent("random", seed=3), RandomAgent)
+    with pytest.raises(CarnacError, match="opponent"):
+        make_opponent(42)
     env = CarnacEnv("small", seat=1)
-    assert isinstance(env.opponent, RandomOpponent)
+    assert isinstance(env.opponent, RandomAgent)
     first = play(env, 5)
     again = play(env, 5)
     for a, b in zip(first, again):
         np.testing.assert_array_equal(a[0], b[0])
-
-
-def test_random_opponent_plays_legal_moves() -> None:
-    opponent = RandomOpponent(0)
-
-    class Holder:
-        unwrapped = None
-
-    holder = Holder()
-    state = GameState("small")
-    holder.unwrapped = type("U", (), {"game": state})()
-    for _ in range(30):
-        if state.is_over:
-            break
-        state.apply(opponent.act(holder))
 
 
 def test_render_ansi() -> None:

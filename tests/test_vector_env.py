@@ -14,7 +14,6 @@ from carnac_env.registration import ENV_ID, register_envs
 from carnac_env.vector_env import CarnacVectorEnv
 
 register_envs()
-BACKENDS = ["auto", "numba"]  # one compiled engine (the numpy path was removed), under both names
 
 
 class FirstLegal:
@@ -55,13 +54,17 @@ def test_make_vec_uses_the_batched_env() -> None:
     assert (infos["seat"] == 1).all()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("opponent", ["batched policy", "agent object"])
 @pytest.mark.parametrize("seat", [0, 1])
-def test_matches_a_sync_vector_env_of_single_envs(seat: int, backend: str) -> None:
+def test_matches_a_sync_vector_env_of_single_envs(seat: int, opponent: str) -> None:
     """Same learner, same deterministic opponent: the batched vector env and Gymnasium's own
-    SyncVectorEnv (SAME_STEP autoreset) over CarnacEnv agree on everything, step by step."""
+    SyncVectorEnv (SAME_STEP autoreset) over CarnacEnv agree on everything, step by step. The
+    opponent is given to the vector env as a batched policy, or as the very agent object the
+    single envs take (the one opponent protocol, act(env))."""
     n = 6
-    ours = CarnacVectorEnv(n, board="petit_menec", opponent=first_legal, seat=seat, backend=backend)
+    ours = CarnacVectorEnv(
+        n, board="petit_menec", opponent=first_legal if opponent == "batched policy" else FirstLegal(), seat=seat
+    )
     theirs = SyncVectorEnv(
         [lambda: CarnacEnv("petit_menec", opponent=FirstLegal(), seat=seat) for _ in range(n)],
         autoreset_mode=AutoresetMode.SAME_STEP,
@@ -181,6 +184,22 @@ def test_custom_policy_sees_the_opponents_games_only() -> None:
     assert len(seen) > 1 and 0 < max(seen[1:]) <= 4
 
 
+def test_an_agent_spec_is_an_opponent_and_replays_per_seed() -> None:
+    """Any agent spec the single env takes works here too (re-seeded at every reset)."""
+
+    def run(seed: int) -> list[np.ndarray]:
+        envs = CarnacVectorEnv(3, board="petit_menec", opponent="greedy", seat=1)
+        obs, infos = envs.reset(seed=seed)
+        out = [obs]
+        for step in range(25):
+            obs, rewards, _, _, infos = envs.step(learner_actions(infos["action_mask"], step))
+            out += [obs, rewards]
+        return out
+
+    first, again = run(1), run(1)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+
+
 def test_bad_policy_output_is_reported() -> None:
     envs = CarnacVectorEnv(4, board="small", opponent=lambda obs, mask: np.zeros(2), seat=1)
     with pytest.raises(CarnacError, match="opponent policy must return 4 integer actions"):
@@ -206,7 +225,8 @@ def test_illegal_learner_actions_raise_and_change_nothing() -> None:
     [
         ({"seat": 2}, "seat"),
         ({"seat": False}, "seat"),
-        ({"opponent": "greedy"}, "opponent"),
+        ({"opponent": 42}, "opponent"),
+        ({"opponent": "nonsense"}, "unknown agent"),
         ({"num_envs": 0}, "num_envs"),
         ({"board": "atlantis"}, "unknown board"),
         ({"backend": "gpu"}, "backend"),
