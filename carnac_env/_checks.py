@@ -33,14 +33,19 @@ T = TypeVar("T")
 MAX_SEED = 2**63 - 1
 
 
+_FLAGS = (bool, np.bool_)
+_INTEGERS = (int, np.integer)
+
+
 def is_flag(value: Any) -> bool:
     """Whether ``value`` is a bool (Python's or numpy's)."""
-    return isinstance(value, bool | np.bool_)
+    return isinstance(value, _FLAGS)
 
 
 def is_whole(value: Any) -> bool:
     """Whether ``value`` is an integer that is not a bool (Python's or numpy's)."""
-    return isinstance(value, int | np.integer) and not is_flag(value)
+    # Plain ints first: these checks run in search loops (a playout's start is validated).
+    return type(value) is int or (isinstance(value, _INTEGERS) and not isinstance(value, _FLAGS))
 
 
 def _bound(value: float) -> str:

@@ -154,14 +154,23 @@ class OrderEnforcingWrapper(_fast(wrappers.OrderEnforcingWrapper, guarded=True))
         super().__init__(env)
         # With only this module's wrappers inside, an observation is the raw env's (they
         # pass observe through), so observe() and last() may read it directly.
-        inner, direct = env, True
+        inner, layers = env, []
         while inner is not self._raw:
-            direct = direct and type(inner) in (AssertOutOfBoundsWrapper, TerminateIllegalWrapper)
+            layers.append(type(inner))
             inner = inner.env
-        self._direct = direct
+        self._direct = set(layers) <= {AssertOutOfBoundsWrapper, TerminateIllegalWrapper}
+        # The exact chain of wrap(): a plain int action may go straight to the illegal-move check.
+        self._terminate = env.env if layers == [AssertOutOfBoundsWrapper, TerminateIllegalWrapper] else None
 
     def step(self, action: Any) -> None:
-        """As PettingZoo's wrapper, after refusing ``bool`` actions with a CarnacError."""
+        """As PettingZoo's wrapper, after refusing ``bool`` actions with a CarnacError. With the
+        chain of :func:`wrap` and a plain ``int``, the out-of-bounds assertion and the
+        illegal-move check run here, without a call per layer."""
+        if self._terminate is not None and type(action) is int and self._has_reset and self._raw.agents:
+            self._has_updated = True
+            assert 0 <= action < self._raw.board.num_actions, "action is not in action space"
+            self._terminate.step(action)
+            return
         if self._has_reset:
             _refuse_bools(self._raw, action)
         super().step(action)

@@ -165,7 +165,7 @@ class GameState:
         self.pending_colour = 0
         self.empty = board.squares
         self._result: Result | None = None
-        self._targets: tuple[int, int, dict[int, Target]] | None = None
+        self._targets: tuple[int, int, Moves] | None = None  # the moves of the pending megalith, once
 
     # ----------------------------------------------------------------- copying, equality
     def copy(self) -> GameState:
@@ -245,14 +245,16 @@ class GameState:
 
     def _pending_targets(self) -> dict[int, Target]:
         """:meth:`tilt_targets`, computed once per pending megalith (do not change it)."""
-        if self.phase != RESPOND:
-            return _NO_TARGETS
+        return self._responding().tilts if self.phase == RESPOND else _NO_TARGETS
+
+    def _responding(self) -> Moves:
+        """:meth:`moves` in the ``RESPOND`` phase, computed once per pending megalith."""
         cached = self._targets
         if cached is not None and cached[0] == self.pending and cached[1] == self.pending_colour:
             return cached[2]
-        targets = self._tilt_targets(self.pending, self.pending_colour)
-        self._targets = (self.pending, self.pending_colour, targets)
-        return targets
+        moves = Moves(False, self._tilt_targets(self.pending, self.pending_colour), True)
+        self._targets = (self.pending, self.pending_colour, moves)
+        return moves
 
     def _tilt_targets(self, square: int, north_south: int) -> dict[int, Target]:
         """The tilt rule: a megalith standing on ``square`` may tilt towards a direction when
@@ -275,7 +277,7 @@ class GameState:
         if self.phase == PLACE:
             return _PLACING
         if self.phase == RESPOND:
-            return Moves(False, self._pending_targets(), True)
+            return self._responding()
         return _NOTHING
 
     def tilts_after_place(self, square: int, orientation: int) -> dict[int, Target]:
@@ -466,7 +468,7 @@ class GameState:
             self.phase = RESPOND
             self.pending = square
             self.pending_colour = north_south
-            self._targets = (square, north_south, targets)
+            self._targets = (square, north_south, Moves(False, targets, True))
             self.to_act = 1 - mover
         else:
             self._next_placement(1 - mover)

@@ -31,7 +31,7 @@ import numpy as np
 
 from carnac_env.core.actions import ORIENTATIONS, place_number, place_square, tilt_base
 from carnac_env.core.arithmetic import RED, opponent_colour, own_colour
-from carnac_env.core.game import EMPTY, LYING, OVER, RESPOND, STANDING, GameState
+from carnac_env.core.game import LYING, OVER, RESPOND, STANDING, GameState
 
 PLANE_NAMES = (
     "own colour",
@@ -112,6 +112,9 @@ def _rows() -> list[list[list[bytes]]]:
 
 _ROWS = _rows()
 _FREE, _TAKEN = b"\x01" * ORIENTATIONS, bytes(ORIENTATIONS)
+_BLANK = bytes(4)  # planes 0-3 of an empty square
+#: By the colour a tilt shows: the plane it marks in Red's view and in White's.
+_TILT_PLANES = {RED: (TILT_OWN, TILT_OPPONENT), 3 - RED: (TILT_OPPONENT, TILT_OWN)}
 _NO_MARKS = bytes(TO_ACT - AWAITING)
 
 
@@ -139,105 +142,106 @@ class ObservationTracker:
         squares = board.squares
         self._shape = (board.rows, board.cols, NUM_PLANES)
         self._base = tilt_base(squares)
-        self._planes = [bytearray(plane) for plane in _start_planes(state)]
-        # numpy views of the same memory, copied out by observation() and mask()
-        self._views = [np.frombuffer(plane, dtype=np.int8).reshape(self._shape) for plane in self._planes]
+        self._red, self._white = (bytearray(plane) for plane in _start_planes(state))
         self._acting = [state.phase != OVER and state.to_act == p for p in (0, 1)]
         self._all = (bytes(squares), b"\x01" * squares)
         self._supply_rows: dict[int, bytes] = {}
         #: The all-zeros mask, for a player who is not to act.
         self.no_actions = bytes(board.num_actions)
-        self._no_actions = np.zeros(board.num_actions, dtype=np.int8)
-        # The place bits are kept whatever the phase, ready for the next placement.
+        # The place bits are kept whatever the phase, ready for the next placement; the
+        # response mask is all zeros but for its last 5 entries (the tilts and decline).
         self._place = bytearray(place_bits(state)) + bytes(5)
-        self._place_view = np.frombuffer(self._place, dtype=np.int8)
+        self._respond = bytearray(board.num_actions)
         self._marked: list[int] = []
         self._pending = -1
+        self._make_views()
         self._mark_pending(state)
+
+    def _make_views(self) -> None:
+        """numpy views of the planes and masks (the same memory), copied out by
+        :meth:`observation` and :meth:`mask`."""
+        self._views = [np.frombuffer(plane, dtype=np.int8).reshape(self._shape) for plane in (self._red, self._white)]
+        self._mask_views = {
+            "place": np.frombuffer(self._place, dtype=np.int8),
+            "respond": np.frombuffer(self._respond, dtype=np.int8),
+            "none": np.zeros(len(self.no_actions), dtype=np.int8),
+        }
 
     def update(self, state: GameState, action: int) -> None:
         """Bring the planes up to date after ``action`` was applied to ``state``."""
-        planes = self._planes
-        place = self._place
+        red, white, place = self._red, self._white, self._place
         if action < self._base:
             square = place_square(action)
             at = square * NUM_PLANES
-            rows = _ROWS[state.cells[square]][state.kinds[square]]
-            planes[0][at : at + 4], planes[1][at : at + 4] = rows
-            place[place_number(square, 0) : place_number(square, ORIENTATIONS)] = _TAKEN
+            red[at : at + 4], white[at : at + 4] = _ROWS[state.cells[square]][STANDING]
+            at = place_number(square, 0)
+            place[at : at + ORIENTATIONS] = _TAKEN
             supply = self._supply_rows.get(state.supply)
             if supply is None:
                 supply = self._supply_rows[state.supply] = bytes((state.supply,)) * len(self._all[0])
-            planes[0][SUPPLY::NUM_PLANES] = planes[1][SUPPLY::NUM_PLANES] = supply
+            red[SUPPLY::NUM_PLANES] = white[SUPPLY::NUM_PLANES] = supply
         elif action < self._base + 4:
             origin = self._pending
             first, second = state.lying[-1]
-            rows = _ROWS[state.cells[first]][LYING]
-            for player in (0, 1):
-                view = planes[player]
-                view[origin * NUM_PLANES : origin * NUM_PLANES + 4] = _ROWS[0][EMPTY][player]
-                view[first * NUM_PLANES : first * NUM_PLANES + 4] = rows[player]
-                view[second * NUM_PLANES : second * NUM_PLANES + 4] = rows[player]
-            place[place_number(origin, 0) : place_number(origin, ORIENTATIONS)] = _FREE
-            place[place_number(first, 0) : place_number(first, ORIENTATIONS)] = _TAKEN
-            place[place_number(second, 0) : place_number(second, ORIENTATIONS)] = _TAKEN
+            lying_red, lying_white = _ROWS[state.cells[first]][LYING]
+            for square, on_red, on_white in ((origin, _BLANK, _BLANK), (first, lying_red, lying_white)):
+                at = square * NUM_PLANES
+                red[at : at + 4], white[at : at + 4] = on_red, on_white
+            at = second * NUM_PLANES
+            red[at : at + 4], white[at : at + 4] = lying_red, lying_white
+            for square, bits in ((origin, _FREE), (first, _TAKEN), (second, _TAKEN)):
+                at = place_number(square, 0)
+                place[at : at + ORIENTATIONS] = bits
         for square in self._marked:
             at = square * NUM_PLANES
-            planes[0][at + AWAITING : at + TO_ACT] = planes[1][at + AWAITING : at + TO_ACT] = _NO_MARKS
-        self._marked = []
+            red[at + AWAITING : at + TO_ACT] = white[at + AWAITING : at + TO_ACT] = _NO_MARKS
         self._mark_pending(state)
 
     def _mark_pending(self, state: GameState) -> None:
-        planes = self._planes
         moves = state.moves()
-        self.to_act = state.to_act
-        for player in (0, 1):
-            acting = (moves.place or moves.decline) and state.to_act == player
-            if acting != self._acting[player]:
-                planes[player][TO_ACT::NUM_PLANES] = self._all[acting]
-                self._acting[player] = acting
-        self._pending = state.pending
+        to_act = self.to_act = state.to_act
+        playing = moves.place or moves.decline
+        acting = self._acting
+        if acting[0] != (playing and to_act == 0):
+            acting[0] = not acting[0]
+            self._red[TO_ACT::NUM_PLANES] = self._all[acting[0]]
+        if acting[1] != (playing and to_act == 1):
+            acting[1] = not acting[1]
+            self._white[TO_ACT::NUM_PLANES] = self._all[acting[1]]
+        self._pending = pending = state.pending
         if moves.decline:
-            at = state.pending * NUM_PLANES
-            planes[0][at + AWAITING] = planes[1][at + AWAITING] = 1
-            marked = [state.pending]
-            mask = bytearray(self.no_actions)
+            red, white = self._red, self._white
+            at = pending * NUM_PLANES
+            red[at + AWAITING] = white[at + AWAITING] = 1
+            marked = [pending]
+            tail = bytearray(5)
             for direction, (first, second, colour) in moves.tilts.items():
                 # Red's own-colour plane is Red's tilt plane; White sees it as the opponent's.
-                red_plane, white_plane = (TILT_OWN, TILT_OPPONENT) if colour == RED else (TILT_OPPONENT, TILT_OWN)
-                planes[0][first * NUM_PLANES + red_plane] = planes[0][second * NUM_PLANES + red_plane] = 1
-                planes[1][first * NUM_PLANES + white_plane] = planes[1][second * NUM_PLANES + white_plane] = 1
-                marked += (first, second)
-                mask[self._base + direction] = 1
-            mask[self._base + 4] = 1
+                red_plane, white_plane = _TILT_PLANES[colour]
+                first, second = first * NUM_PLANES, second * NUM_PLANES
+                red[first + red_plane] = red[second + red_plane] = 1
+                white[first + white_plane] = white[second + white_plane] = 1
+                marked.append(first // NUM_PLANES)
+                marked.append(second // NUM_PLANES)
+                tail[direction] = 1
+            tail[4] = 1
+            self._respond[self._base :] = tail
             self._marked = marked
-            self.mask_to_act: bytes | bytearray = mask
-            self._mask_view = np.frombuffer(mask, dtype=np.int8)
-        elif moves.place:
-            self.mask_to_act = self._place
-            self._mask_view = self._place_view
+            self._mask_kind = "respond"
+            self.mask_to_act: bytes | bytearray = self._respond
         else:
-            self.mask_to_act = self.no_actions
-            self._mask_view = self._no_actions
+            self._marked = []
+            self._mask_kind = "place" if moves.place else "none"
+            self.mask_to_act = self._place if moves.place else self.no_actions
 
     # The numpy views share the bytearrays' memory; copies and pickles rebuild them.
-    _VIEWS = ("_views", "_place_view", "_mask_view", "_no_actions")
-
     def __getstate__(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
-        state["_mask_is_place"] = self.mask_to_act is self._place
-        return state
+        return {k: v for k, v in self.__dict__.items() if k not in ("_views", "_mask_views", "mask_to_act")}
 
     def __setstate__(self, state: dict) -> None:
-        state = dict(state)
-        mask_is_place = state.pop("_mask_is_place")
         self.__dict__.update(state)
-        self._views = [np.frombuffer(plane, dtype=np.int8).reshape(self._shape) for plane in self._planes]
-        self._place_view = np.frombuffer(self._place, dtype=np.int8)
-        self._no_actions = np.zeros(len(self.no_actions), dtype=np.int8)
-        if mask_is_place:
-            self.mask_to_act = self._place
-        self._mask_view = np.frombuffer(self.mask_to_act, dtype=np.int8)
+        self._make_views()
+        self.mask_to_act = {"place": self._place, "respond": self._respond, "none": self.no_actions}[self._mask_kind]
 
     def is_legal(self, action: int) -> bool:
         """Whether the action number ``action`` (a plain int) is legal for the player to act."""
@@ -249,7 +253,7 @@ class ObservationTracker:
 
     def mask(self, player: int) -> np.ndarray:
         """A fresh int8 legal mask for ``player``: all zeros unless ``player`` is to act."""
-        return (self._mask_view if player == self.to_act else self._no_actions).copy()
+        return self._mask_views[self._mask_kind if player == self.to_act else "none"].copy()
 
 
 def place_bits(state: GameState) -> bytes:
