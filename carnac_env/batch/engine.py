@@ -268,8 +268,6 @@ class BatchGame:
         actions = self._check_actions(actions)
         moving = self._check_active(active)
         observer = None if final_observer is None else self._check_observer(final_observer)
-        if _rules.count_illegal(self._state, actions, moving):
-            self._raise_illegal(actions, moving)
         rewards = np.zeros((n, 2), dtype=np.float32)
         terminated = np.zeros(n, dtype=bool)
         if observer is None:
@@ -281,7 +279,8 @@ class BatchGame:
             mask = np.empty((n, self.num_actions), dtype=bool)
         else:
             obs, mask = self._no_final, self._no_mask
-        _rules.step_all(self._state, actions, moving, rewards, terminated, final, seen_by, obs, mask)
+        if _rules.step_all(self._state, actions, moving, rewards, terminated, final, seen_by, obs, mask):
+            self._raise_illegal(actions, moving)  # nothing was played
         shown = obs.reshape((n, *self.observation_shape)) if observe else None
         final_obs = None if observer is None else final.reshape((n, *self.observation_shape))
         return BatchStep(shown, mask if observe else None, self.current_player, rewards, terminated, final_obs)

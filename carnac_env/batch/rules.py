@@ -291,13 +291,17 @@ def find_illegal(st, actions, active, out):  # pragma: no cover - compiled
 
 @njit(**_JIT)
 def step_all(st, actions, active, rewards, terminated, final, observer, obs, mask):  # pragma: no cover - compiled
-    """Play the (checked) actions of the active games; score, report and reset the games that
-    end; and write every game's next observation and mask, all in one pass over the games.
+    """Play the actions of the active games; score, report and reset the games that end; and
+    write every game's next observation and mask, all in one pass over the games. Returns 0,
+    or (changing nothing) the number of illegal actions among the active games'.
 
     ``final`` is ``(N, S * NUM_PLANES)`` (or ``(0, 0)`` when not wanted): the finished games
     seen by ``observer[i]``. ``obs`` ``(N, S * NUM_PLANES)`` and ``mask`` ``(N, actions)``
     receive the observations and masks (pass ``(0, 0)`` arrays to skip them).
     """
+    bad = count_illegal(st, actions, active)
+    if bad:
+        return bad  # nothing played: the caller reports the illegal actions
     want_final = final.shape[0] > 0
     want_views = obs.shape[0] > 0
     for i in range(actions.shape[0]):
@@ -313,6 +317,7 @@ def step_all(st, actions, active, rewards, terminated, final, observer, obs, mas
         if want_views:
             write_observation(st, i, st.to_act[i], obs[i])
             write_mask(st, i, mask[i])
+    return 0
 
 
 @njit(**_JIT)
