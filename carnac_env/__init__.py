@@ -3,6 +3,8 @@
 >>> import carnac_env
 >>> env = carnac_env.env(board="medium")      # PettingZoo AEC, standard wrappers
 >>> env.reset(seed=0)
+>>> from carnac_env import carnac_v0       # the same env under PettingZoo's module path
+>>> env = carnac_v0.env(board="medium")
 
 The rules live in :mod:`carnac_env.core` (no RL library imported there); the adapters
 around it are :mod:`carnac_env.aec` (PettingZoo AEC), :mod:`carnac_env.gym_env` and
@@ -46,7 +48,13 @@ _LAZY = {
 }
 
 
+#: Submodules loaded on first attribute access, as PettingZoo's ``classic`` package does.
+_LAZY_MODULES = ("carnac_v0",)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"carnac_env.{name}")
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
@@ -55,7 +63,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))
 
 
 __all__ = [
@@ -68,6 +76,7 @@ __all__ = [
     "NotationError",
     "RecordError",
     "__version__",
+    "carnac_v0",
     "env",
     "make_board",
     "raw_env",

@@ -109,7 +109,10 @@ def number(
     expected = f"a {'finite ' if finite else ''}number{bound}"
     if is_flag(value) or not isinstance(value, int | float | np.integer | np.floating):
         raise CarnacError(f"{name}={value!r}; expected {expected}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # an int beyond the floats
+        raise CarnacError(f"{name}={value!r}; expected {expected}"[:500]) from None
     if math.isnan(result) or (finite and math.isinf(result)):
         raise CarnacError(f"{name}={value!r}; expected {expected}")
     if low is not None and (result < low or (low_open and result == low)):

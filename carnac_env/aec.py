@@ -124,8 +124,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.board = make_board(board, **rules)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise CarnacError(f"unknown render_mode {render_mode!r}; expected None or one of {', '.join(RENDER_MODES)}")
-        if window is not None:
-            window = _checks.flag("window", window)
+        if window is not None and not _checks.is_flag(window):  # 1 is not True
+            raise CarnacError(f"window={window!r}; expected None (automatic), True or False")
+        window = None if window is None else bool(window)
         self.render_mode = render_mode
         self.window = window
         self._window: Any = None

@@ -10,7 +10,9 @@
     carnac train ... --workers N | --ray [ADDRESS]   # self-play games in N processes or on Ray actors
 
 Without the console script installed, run ``python -m carnac_env.cli``. Every user
-mistake prints one line starting with ``carnac: error:`` and exits with status 2.
+mistake prints one line starting with ``carnac: error:`` and exits with status 2: a bad
+option or value (:class:`CarnacArgumentParser`), and a :class:`~carnac_env.errors.CarnacError`
+raised anywhere under a subcommand (caught once, in :func:`main`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import textwrap
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from carnac_env.errors import CarnacError
 
@@ -44,12 +46,24 @@ def _positive(text: str) -> int:
     return value
 
 
+class CarnacArgumentParser(argparse.ArgumentParser):
+    """argparse's parser with the command's one error style: a bad option (an unknown one, a
+    missing value, a value its type refuses) prints ``carnac: error: SUBCOMMAND: ...`` on one
+    line and exits with status 2, as a :class:`CarnacError` raised by a subcommand does.
+    Subcommand parsers (``carnac train``'s too) are made of this class."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("carnac").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"carnac: error: {where}{message}; see '{self.prog} --help'\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``carnac`` command."""
     from carnac_env.core.boards import BOARDS
 
     boards = ", ".join(BOARDS)
-    parser = argparse.ArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
+    parser = CarnacArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
     sub = parser.add_subparsers(dest="command", metavar="{arena,evaluate,play,replay,train}")
     sub.required = True
 
@@ -96,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--board", default="medium", help=f"board name ({boards}); default medium")
     evaluate.add_argument(
         "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file; default: the newest for --board"
+    )
+    evaluate.add_argument(
+        "--trust-panel-code",
+        action="store_true",
+        help="let the --panel file name members by import path (mypkg.mod.Agent): their modules are imported "
+        "and run. Only for a panel file you trust; without it a panel may name built-in agents only "
+        "(docs/security.md)",
     )
     evaluate.add_argument("--games", type=_positive, default=None, help="games per panel member (default: the panel's)")
     evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
@@ -209,6 +230,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             out=args.out,
             progress=not args.no_progress,
             ray=args.ray,
+            trust_panel_code=args.trust_panel_code,
         )
     )
 
@@ -235,6 +257,17 @@ def _check_writable(path: str) -> None:
         raise CarnacError(f"--save {path}: cannot write there (permission denied)")
 
 
+def _save_record(record: Any, save: str) -> None:
+    """Save the game's record (atomically); when that fails (a full disk), print the record
+    so the game is not lost, then raise the error naming the file."""
+    try:
+        record.save(save)
+    except CarnacError:
+        print("the record could not be saved; here it is, to keep:", file=sys.stderr)
+        print(record.to_json(), flush=True)
+        raise
+
+
 def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     """Play a game in the terminal against ``--opponent``; save its record at the end (also
     after 'quit', end of input or Ctrl-C)."""
@@ -249,7 +282,9 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     if args.gui:
         from carnac_env.play.gui import play_gui  # a missing gui extra raises CarnacError naming it
 
-        record = play_gui(board, args.opponent, args.seat, save, args.seed)
+        record = play_gui(board, args.opponent, args.seat, None, args.seed)
+        if record is not None:
+            _save_record(record, save)
         if record is not None and record.result is not None:
             print(_result_line(record.result, _names(args)))
         print(f"record saved to {save}")
@@ -272,7 +307,7 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     print()
     print(render_text(env.game, color=color, agent_names=names, width=width))
     record = env.record(agents=list(names), seats={"you": args.seat}, seed=args.seed)
-    record.save(save)
+    _save_record(record, save)
     if stopped:
         print(f"game {stopped} after {len(record.moves)} moves; record of the game so far saved to {save}")
         return 130 if stopped == "interrupted" else 0

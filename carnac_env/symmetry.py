@@ -53,9 +53,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from carnac_env._checks import is_whole
+from carnac_env import _checks
 from carnac_env.core.actions import EAST_WEST_SHOWS_TOP, ORIENTATIONS, decline_number, place_number, tilt_base
-from carnac_env.core.boards import DIRECTION_STEPS, Board, make_board
+from carnac_env.core.boards import DIRECTION_STEPS, MAX_SIDE, Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 
@@ -137,7 +137,7 @@ class Symmetry:
 
     def action(self, action: int) -> int:
         """The action number that does, on the transformed board, what ``action`` does here."""
-        if not is_whole(action):
+        if not _checks.is_whole(action):
             raise CarnacError(f"an action must be an integer, got {type(action).__name__}")
         if not 0 <= action < len(self.actions):
             raise CarnacError(
@@ -147,8 +147,24 @@ class Symmetry:
         return int(self.actions[action])
 
     def action_array(self, actions: np.ndarray) -> np.ndarray:
-        """Transform an integer array of action numbers (any shape) elementwise."""
-        actions = np.asarray(actions)
+        """Transform an integer array of action numbers (any shape) elementwise.
+
+        Raises:
+            CarnacError: not an array of whole numbers (floats, NaN, bools, text, None and
+                boolean masks are refused), or a number outside the action space.
+        """
+        try:
+            actions = np.asarray(actions)
+        except (ValueError, TypeError) as err:  # ragged nesting
+            raise CarnacError(f"actions must be an integer array of action numbers: {err}") from None
+        if actions.size == 0 and actions.dtype.kind in "fO":  # [] or (): nothing to transform
+            actions = actions.astype(np.int64)
+        if actions.dtype.kind not in "iu":
+            what = "a boolean mask" if actions.dtype == bool else f"dtype {actions.dtype}"
+            raise CarnacError(
+                f"actions must be an integer array of action numbers, got {what}; "
+                "transform a mask or per-action values with mask()"
+            )
         if actions.size and (actions.min() < 0 or actions.max() >= len(self.actions)):
             raise CarnacError(
                 f"actions run from 0 to {len(self.actions) - 1} on a {self.rows} x {self.cols} board; "
@@ -240,9 +256,11 @@ def _symmetry(name: str, rows: int, cols: int) -> Symmetry:
 
 def _shape(board: Board | str | tuple[int, int]) -> tuple[int, int]:
     if isinstance(board, tuple):
-        if len(board) != 2 or not all(is_whole(x) and x >= 1 for x in board):
-            raise CarnacError(f"board size {board!r} must be (rows, cols) with both >= 1")
-        return board
+        if len(board) != 2 or not all(_checks.is_whole(x) and 1 <= x <= MAX_SIDE for x in board):
+            raise CarnacError(
+                f"board size {board!r} must be (rows, cols), whole numbers in 1..{MAX_SIDE} (bools are not sizes)"
+            )
+        return int(board[0]), int(board[1])
     b = make_board(board)
     return b.rows, b.cols
 
@@ -272,7 +290,7 @@ def symmetry(board: Board | str | tuple[int, int], transform: str | Symmetry) ->
                 f"not {rows} x {cols}"
             )
         return transform
-    if transform not in TRANSFORMS:
+    if not isinstance(transform, str) or transform not in TRANSFORMS:
         raise CarnacError(f"unknown transform {transform!r}; expected one of {', '.join(TRANSFORMS)}")
     if transform in AXIS_SWAPPING and rows != cols:
         raise CarnacError(
@@ -286,7 +304,7 @@ def inverse(transform: str | Symmetry) -> str | Symmetry:
     """The transform that undoes ``transform`` (a name gives a name, a Symmetry a Symmetry)."""
     if isinstance(transform, Symmetry):
         return transform.inverse
-    if transform not in _INVERSE:
+    if not isinstance(transform, str) or transform not in _INVERSE:
         raise CarnacError(f"unknown transform {transform!r}; expected one of {', '.join(TRANSFORMS)}")
     return _INVERSE[transform]
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import carnac_env
+from carnac_env._files import write_text
 from carnac_env.aec import AGENTS, RENDER_MODES, raw_env
 from carnac_env.core import BOARDS, PLANE_NAMES, make_board
 from carnac_env.core.notation import action_to_text, parse_action
@@ -130,7 +131,10 @@ def environment_page() -> str:
     add("")
     add("| | |")
     add("|---|---|")
-    add('| Import | `import carnac_env; env = carnac_env.env(board="medium")` |')
+    add(
+        '| Import | `import carnac_env; env = carnac_env.env(board="medium")`; or, as PettingZoo\'s classic envs, '
+        '`from carnac_env import carnac_v0; env = carnac_v0.env(board="medium")` |'
+    )
     add("| Bare environment | `carnac_env.raw_env(board=..., render_mode=None, **rules)` |")
     add(f"| Metadata name | `{medium.metadata['name']}` |")
     add("| API | AEC (agent-environment cycle); not parallelizable |")
@@ -238,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     target = Path(args[0]) if args else Path(__file__).resolve().parent / "environment.md"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(environment_page(), encoding="utf-8")
+    write_text(target, environment_page())
     print(f"wrote {target}")
     return 0
 

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from carnac_env._files import write_text
 from carnac_env.agents import make
 from carnac_env.evaluate import load_panel, panel_ids
 
@@ -232,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.play:
         play_missing(Path(args.runs).resolve(), args.workers)
-    PAGE.write_text(leaderboard_page(), encoding="utf-8")
-    AGENTS_PAGE.write_text(agents_page(), encoding="utf-8")
+    write_text(PAGE, leaderboard_page())
+    write_text(AGENTS_PAGE, agents_page())
     print(f"wrote {PAGE} and the ladder in {AGENTS_PAGE}")
     return 0
 

@@ -35,6 +35,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from carnac_env._files import write_text
+
 HERE = Path(__file__).resolve().parent
 TUTORIALS = HERE / "tutorials"
 NOTEBOOKS = TUTORIALS / "notebooks"
@@ -202,7 +204,7 @@ def _current(name: str) -> bool:
 def write_notebooks() -> None:
     NOTEBOOKS.mkdir(exist_ok=True)
     for name in ORDER:
-        notebook_path(name).write_text(notebook_text(name), encoding="utf-8")
+        write_text(notebook_path(name), notebook_text(name))
         print(f"wrote {notebook_path(name).relative_to(HERE.parent)}")
 
 
@@ -230,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             smoke = name in TRAINING
             outputs = run_page(name, smoke=smoke, repo=HERE.parent)
             note = " (recorded with CARNAC_SMOKE=1: CI's tiny training budgets) " if smoke else " "
-            page.write_text(with_outputs(page.read_text(encoding="utf-8"), outputs, note), encoding="utf-8")
+            write_text(page, with_outputs(page.read_text(encoding="utf-8"), outputs, note))
             print(f"wrote the outputs of {page.relative_to(HERE.parent)}")
     write_notebooks()
     return 0

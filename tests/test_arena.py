@@ -7,10 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from _held import start_held
 
 from carnac_env.arena import (
     bradley_terry,
@@ -214,21 +214,14 @@ def test_killed_arena_resumes_to_the_same_files(tmp_path: Path) -> None:
     reference = tmp_path / "reference"
     subprocess.run(_arena_command(reference, 2), check=True, capture_output=True, timeout=600)
     interrupted = tmp_path / "interrupted"
-    process = subprocess.Popen(
-        _arena_command(interrupted, 1), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    games = interrupted / "games.jsonl"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and process.poll() is None:
-        if games.exists() and games.read_text().count("\n") >= 4:
-            break
-        time.sleep(0.02)
-    assert process.poll() is None, "the arena finished before it could be killed"
+    # the arena stores 4 games, then waits to be killed (tests/_held.py): no race with its end
+    command = _arena_command(interrupted, 1)
+    process = start_held(command, 4, tmp_path / "held", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
+    games = interrupted / "games.jsonl"
     assert not (interrupted / "results.json").exists()
-    partial = games.read_text().count("\n")
-    assert 4 <= partial < 18
+    assert games.read_text().count("\n") == 4
     subprocess.run(_arena_command(interrupted, 2), check=True, capture_output=True, timeout=600)
     for name in ("games.jsonl", "results.json", "arena.json"):
         assert (interrupted / name).read_bytes() == (reference / name).read_bytes(), name

@@ -1,10 +1,12 @@
 """The package's layers, checked in both directions: each layer imports only the layers below
 it (and its own family), so nothing below ever reaches up.
 
-From the bottom: the errors and the argument checks; the rules core; the renderers, the
-batched engine and the symmetries (three siblings that ignore each other); the JAX engine
-(which draws with the renderers); the agents; the environments; the arena; training and
-evaluation; the mouse game; the command line; and the package's own ``__init__``. Every
+From the bottom: the errors; the argument checks and the file writes; the rules core; the
+renderers, the batched engine, the symmetries and the network models (siblings that ignore
+each other); the JAX engine (which draws with the renderers) and the search (over the
+batched engine); the agents; the environments and the framework adapters; the arena;
+training and evaluation; the mouse game; the command line; and the package's own
+``__init__``. Every
 import of every module counts, including those inside functions (lazy imports are imports).
 """
 
@@ -19,15 +21,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "carnac_env"
 
-ENVS = {"env_common", "wrappers", "aec", "gym_env", "vector_env", "registration"}
+ENVS = {"env_common", "wrappers", "aec", "gym_env", "vector_env", "registration", "carnac_v0", "rllib", "openspiel"}
 #: From the bottom up; each rank holds families (sets of top-level modules or subpackages
 #: that may import each other); a family imports freely from the ranks below its own.
 RANKS: list[list[set[str]]] = [
     [{"errors"}],
-    [{"_checks"}],
+    [{"_checks"}, {"_files"}],
     [{"core"}],
-    [{"render"}, {"batch"}, {"symmetry"}],
-    [{"jax"}],
+    [{"render"}, {"batch"}, {"symmetry"}, {"models"}],
+    [{"jax"}, {"search"}],
     [{"agents"}],
     [ENVS],
     [{"arena"}],

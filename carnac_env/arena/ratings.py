@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from carnac_env._files import write_bytes
 from carnac_env.errors import CarnacError
 
 #: Elo points per unit of Bradley-Terry strength (natural log odds).
@@ -200,7 +202,12 @@ def _tidy(value: float) -> float:
 
 
 def plot_ratings(results: dict[str, Any], path: Path) -> bool:
-    """Draw the ratings with their intervals to ``path`` (PNG); False if matplotlib is missing."""
+    """Draw the ratings with their intervals to ``path`` (PNG, written atomically and left
+    alone when it already holds this plot); False if matplotlib is missing.
+
+    Raises:
+        CarnacError: the file cannot be written, naming it.
+    """
     try:
         import matplotlib
 
@@ -220,6 +227,8 @@ def plot_ratings(results: dict[str, Any], path: Path) -> bool:
     ax.set_title(f"carnac arena: {results.get('board', '')}, {results.get('games_per_pair', '')} games per pair")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=100, metadata={"Software": None})
     plt.close(fig)
+    write_bytes(path, image.getvalue(), if_changed=True)
     return True

@@ -64,17 +64,21 @@ def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, A
 
 def format_table(results: dict[str, Any]) -> str:
     """The win/draw/loss table (row agent's wins-draws-losses against each column agent)
-    and the ratings, as text."""
+    and the ratings, as text. Agent names are shown through
+    :func:`~carnac_env.render.ansi.printable` (a spec can hold control or bidi characters)."""
+    from carnac_env.render.ansi import printable
+
     agents = results["agents"]
+    shown = {a: printable(a) for a in agents}
     cell: dict[tuple[str, str], str] = {}
     for p in results["pairs"]:
         cell[(p["a"], p["b"])] = f"{p['wins_a']}-{p['draws']}-{p['wins_b']}"
         cell[(p["b"], p["a"])] = f"{p['wins_b']}-{p['draws']}-{p['wins_a']}"
-    width = max(10, *(len(a) for a in agents)) + 2
+    width = max(10, *(len(shown[a]) for a in agents)) + 2
     lines = ["wins-draws-losses of the row agent against the column agent:"]
-    lines.append("".ljust(width) + "".join(a.rjust(width) for a in agents))
+    lines.append("".ljust(width) + "".join(shown[a].rjust(width) for a in agents))
     for a in agents:
-        lines.append(a.ljust(width) + "".join(cell.get((a, b), "-").rjust(width) for b in agents))
+        lines.append(shown[a].ljust(width) + "".join(cell.get((a, b), "-").rjust(width) for b in agents))
     lines.append("")
     lines.append(
         "agent".ljust(width)
@@ -89,14 +93,15 @@ def format_table(results: dict[str, Any]) -> str:
     for a in order:
         s, r = results["standings"][a], results["ratings"][a]
         lines.append(
-            a.ljust(width) + f"{s['games']:>7}{s['wins']:>7}{s['draws']:>7}{s['losses']:>8}"
+            shown[a].ljust(width) + f"{s['games']:>7}{s['wins']:>7}{s['draws']:>7}{s['losses']:>8}"
             f"{round(r['elo']):>9d}   [{round(r['ci_low'])}, {round(r['ci_high'])}]"
         )
     lines.append("")
     lines.extend(READING)
     for r in results.get("repeated", []):
         lines.append(
-            f"repeated games: {r['a']} vs {r['b']} played {r['distinct']} distinct games in {r['games']}: some "
+            f"repeated games: {printable(r['a'])} vs {printable(r['b'])} played {r['distinct']} distinct games "
+            f"in {r['games']}: some "
             "were the same game again, move for move (agents with few or no random choices replay their games), "
             f"so the pair's result rests on {r['distinct']} different games and its intervals are too narrow."
         )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from carnac_env._files import lock_folder
 from carnac_env.agents import make
 from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
 from carnac_env.arena.report import format_table, summarise
@@ -52,9 +55,12 @@ def run_arena(
 
     Raises:
         CarnacError: bad settings, an agent spec that does not build, an output folder that
-            cannot be written or holds a different arena, or a stored game that does not
-            check. All of these are raised before any game is played, and leave the
-            folder as it was (a torn last line of ``games.jsonl`` aside, which is cut).
+            cannot be written, holds a different arena or is in use by another run
+            (:class:`~carnac_env._files.FolderBusyError`: the folder is locked for the whole
+            run), or a stored game that does not check. All of these are raised before any
+            game is played, and leave the folder as it was (a torn last line of
+            ``games.jsonl`` aside, which is cut). A finished arena run again writes nothing
+            (its files already hold the results), so it can be shown from a read-only folder.
         KeyboardInterrupt: Ctrl-C or SIGTERM (:class:`~carnac_env.arena.runner.ArenaTerminated`);
             the workers are stopped and the finished games stay in ``games.jsonl``.
     """
@@ -66,10 +72,11 @@ def run_arena(
         make(spec)  # fail early on a bad spec
     store = ArenaStore(out)
     planned = schedule(settings.agents, settings.games, settings.seed)
-    lines = play_schedule(
-        store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class, echo=echo
-    )
-    return _finish(store, settings, lines, echo)
+    with lock_folder(store.out, "arena"):
+        lines = play_schedule(
+            store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class, echo=echo
+        )
+        return _finish(store, settings, lines, echo)
 
 
 def play_schedule(
@@ -87,6 +94,7 @@ def play_schedule(
     ``planned``'s order; the shared middle of :func:`run_arena` and of
     :func:`carnac_env.evaluate.evaluate`.
 
+    The caller holds the folder's lock (:func:`~carnac_env._files.lock_folder`).
     ``stored`` (the settings for ``arena.json``) is checked against the folder first, the
     stored games are checked and kept, and each new game is appended as it finishes.
     ``bar_class`` (tqdm, or None for no bar) shows the progress under ``desc``; ``echo``
@@ -107,7 +115,7 @@ def play_schedule(
         if bar_class is not None:
             bar = bar_class(total=len(planned), initial=len(done), unit="game", desc=desc, file=sys.stderr)
         try:
-            done.update(_store_games(store, finished, bar))
+            done.update(_store_games(store, finished, bar, len(todo)))
         finally:
             if bar is not None:
                 bar.close()
@@ -131,16 +139,41 @@ def _finished_games(board: Board, todo: list[ArenaGame], workers: int, ray: str 
                 finished.close()
 
 
-def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any) -> dict[Key, str]:
-    """Append each game to ``games.jsonl`` as it finishes."""
+def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any, todo: int) -> dict[Key, str]:
+    """Append each game to ``games.jsonl`` as it finishes (the file is not opened when
+    nothing is left to play)."""
     done: dict[Key, str] = {}
-    with store.appending() as handle:
+    if not todo:
+        return done
+    hold = _test_hold()
+    with store.appending() as out:
         for key, line in finished:
-            store.append(handle, line)
+            out.line(line)
             done[key] = line
             if bar is not None:
                 bar.update(1)
+            if hold is not None and len(done) == hold[0]:
+                _hold(hold[1])
     return done
+
+
+#: Test-only: ``N:PATH`` makes a run stop after storing its N-th new game, write PATH and
+#: wait there until it is killed or sent SIGTERM, so the tests of a kill or a SIGTERM
+#: mid-arena do not race the arena's end.
+TEST_HOLD_VARIABLE = "CARNAC_TEST_HOLD_AFTER"
+
+
+def _test_hold() -> tuple[int, str] | None:
+    value = os.environ.get(TEST_HOLD_VARIABLE, "")
+    count, _, path = value.partition(":")
+    return (int(count), path) if count.isdigit() and path else None
+
+
+def _hold(path: str) -> None:
+    """Say (by writing ``path``) that the run is held, then wait to be stopped."""
+    Path(path).write_text(str(os.getpid()), encoding="utf-8")
+    while True:
+        time.sleep(1)
 
 
 def check_runner(workers: Any, ray: str | None, progress: bool) -> tuple[int, Any]:

@@ -13,12 +13,12 @@ played again.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, Any
 
+from carnac_env import _files
 from carnac_env.arena.schedule import ArenaGame
 from carnac_env.core.boards import Board
 from carnac_env.core.record import MAX_RECORD_BYTES, GameRecord
@@ -28,21 +28,13 @@ Key = tuple[str, str, int]
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so a reader (or a
-    kill) sees the old file or the new one, never half of one.
+    """Write ``text`` to ``path`` atomically (:func:`carnac_env._files.write_text`): a reader
+    (or a kill) sees the old file or the new one, never half of one.
 
     Raises:
         CarnacError: the file cannot be written (naming it and why).
     """
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
-        raise CarnacError(f"cannot write {path}: {err.strerror or err}") from None
+    _files.write_text(path, text)
 
 
 def check_record(line: str, game: ArenaGame, board: Board) -> None:
@@ -120,16 +112,18 @@ class ArenaStore:
         return previous
 
     def write_settings(self, settings: dict[str, Any]) -> None:
-        """Create the folder (if needed) and write ``arena.json``.
+        """Create the folder (if needed) and write ``arena.json`` (left alone when it already
+        holds these settings, so a finished arena can be shown from a read-only folder).
 
         Raises:
             CarnacError: the folder cannot be created or written.
         """
-        try:
-            self.out.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise CarnacError(f"cannot create the output folder {self.out}: {err.strerror or err}") from None
-        write_atomic(self.settings_path, json.dumps(settings, indent=2) + "\n")
+        if not self.out.is_dir():
+            try:
+                self.out.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise CarnacError(f"cannot create the output folder {self.out}: {err.strerror or err}") from None
+        _files.write_json(self.settings_path, settings, if_changed=True)
 
     # ------------------------------------------------------------------ games
     def load_games(self, expected: dict[Key, ArenaGame], board: Board | None = None) -> dict[Key, str]:
@@ -158,8 +152,7 @@ class ArenaStore:
                         done.setdefault(key, text.rstrip("\n"))
                     good_bytes += len(raw)
             if good_bytes != self.games_path.stat().st_size:
-                with open(self.games_path, "r+b") as handle:
-                    handle.truncate(good_bytes)
+                _files.truncate(self.games_path, good_bytes)
         except OSError as err:
             raise CarnacError(f"cannot read {self.games_path}: {err.strerror or err}") from None
         return done
@@ -201,27 +194,21 @@ class ArenaStore:
                 raise CarnacError(f"{where} (game {key}) does not check: {err}; move the file away") from None
         return key
 
-    @contextmanager
-    def appending(self) -> Iterator[IO[str]]:
-        """``games.jsonl`` opened for appending finished games (see :meth:`append`)."""
-        try:
-            handle = open(self.games_path, "a", encoding="utf-8")  # noqa: SIM115 (closed by the with below)
-        except OSError as err:
-            raise CarnacError(f"cannot write {self.games_path}: {err.strerror or err}") from None
-        with handle:
-            yield handle
+    def appending(self) -> AbstractContextManager[_files.Appender]:
+        """``games.jsonl`` opened for appending finished games: ``with store.appending() as
+        out: out.line(record)`` writes each line and forces it to disk (a later kill keeps
+        it). A link at ``games.jsonl`` is refused, never followed.
 
-    @staticmethod
-    def append(handle: IO[str], line: str) -> None:
-        """Append one game's line and force it to disk (a later kill keeps it)."""
-        handle.write(line + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+        Raises:
+            CarnacError: the file cannot be opened or written, naming it.
+        """
+        return _files.appending(self.games_path)
 
     def finish(self, lines: list[str], results: dict[str, Any]) -> None:
-        """Rewrite ``games.jsonl`` in canonical order and write ``results.json``."""
-        write_atomic(self.games_path, "".join(line + "\n" for line in lines))
-        write_atomic(self.results_path, json.dumps(results, indent=2) + "\n")
+        """Rewrite ``games.jsonl`` in canonical order and write ``results.json`` (each left
+        alone when it already holds exactly that)."""
+        _files.write_text(self.games_path, "".join(line + "\n" for line in lines), if_changed=True)
+        _files.write_json(self.results_path, results, if_changed=True)
 
 
 def _lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes, bool]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from carnac_env._checks import is_whole
 from carnac_env.core.actions import decline_action, decode, orientation_for, place_number, tilt_action, tilt_colours
 from carnac_env.core.boards import DIRECTION_NAMES, Board
 from carnac_env.errors import NotationError
@@ -31,9 +32,22 @@ _SQUARE = re.compile(r"^([a-z]+)(\d+)$")
 _TILT = re.compile(r"^tilt\s*(n|e|s|w|north|east|south|west)$")
 
 
+def _check_mover(mover: object) -> int:
+    """``mover`` as 0 or 1 (an int, not a bool or a float), else a NotationError."""
+    if not is_whole(mover) or mover not in (0, 1):
+        raise NotationError(f"mover {mover!r} must be 0 (Red) or 1 (White)")
+    return int(mover)  # type: ignore[call-overload]
+
+
 def square_name(board: Board, square: int) -> str:
-    """``a1`` for square 0 (north-west); see the module docstring."""
-    r, c = divmod(square, board.cols)
+    """``a1`` for square 0 (north-west); see the module docstring.
+
+    Raises:
+        NotationError: ``square`` is not a whole number naming a square of ``board``.
+    """
+    if not is_whole(square) or not 0 <= square < board.rows * board.cols:
+        raise NotationError(f"square {square!r} must be a whole number in 0..{board.rows * board.cols - 1}")
+    r, c = divmod(int(square), board.cols)
     return f"{column_name(c)}{r + 1}"
 
 
@@ -51,8 +65,10 @@ def parse_square(board: Board, text: str) -> int:
     """The square index (row-major) for a square name such as ``c4``.
 
     Raises:
-        NotationError: not a square name, or a square off this board.
+        NotationError: not a square name (or not a string), or a square off this board.
     """
+    if not isinstance(text, str):
+        raise NotationError(f"a square name must be a string such as 'c4', got {text!r}")
     match = _SQUARE.match(text.strip().lower())
     if not match:
         raise NotationError(f"{text!r} is not a square name; expected a column letter and a row number such as 'c4'")
@@ -77,13 +93,15 @@ def action_to_text(board: Board, action: int, mover: int) -> str:
     """The notation for ``action`` played by ``mover`` (0 Red, 1 White).
 
     Raises:
-        NotationError: ``action`` is outside the action space or ``mover`` not 0 or 1.
+        NotationError: ``action`` is not a whole number in the action space (a bool, a float
+            or a string is not an action) or ``mover`` not 0 or 1.
     """
-    if mover not in (0, 1):
-        raise NotationError(f"mover {mover!r} must be 0 (Red) or 1 (White)")
+    mover = _check_mover(mover)
+    if not is_whole(action):
+        raise NotationError(f"action {action!r} must be a whole number in 0..{board.num_actions - 1}")
     if not 0 <= action < board.num_actions:
         raise NotationError(f"action {action} is outside 0..{board.num_actions - 1}")
-    move = decode(board, action)
+    move = decode(board, int(action))
     if move.kind == "place":
         top, north_south, _ = tilt_colours(mover, move.orientation)
         axis = "ns" if north_south == top else "ew"
@@ -103,8 +121,7 @@ def parse_action(board: Board, text: str, mover: int) -> int:
     """
     if not isinstance(text, str):
         raise NotationError(f"a move must be a string, got {type(text).__name__}")
-    if mover not in (0, 1):
-        raise NotationError(f"mover {mover!r} must be 0 (Red) or 1 (White)")
+    mover = _check_mover(mover)
     norm = " ".join(text.strip().lower().split())
     if norm.isdigit() and not norm.isascii():  # '²', '٣': digits to str.isdigit, not moves
         raise NotationError(f"{text!r}: an action number is written with the digits 0-9")

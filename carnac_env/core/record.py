@@ -168,11 +168,20 @@ class GameRecord:
             ) from None
         except RecursionError:
             raise RecordError("a game record must be JSON of a few levels; this text is nested too deeply") from None
+        except ValueError as err:  # a number of more than 4300 digits
+            raise RecordError(f"a game record must be JSON with numbers of a usual size: {err}") from None
         return cls.from_dict(data)
 
     def save(self, path: str | Path) -> None:
-        """Write the record as JSON to ``path``."""
-        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+        """Write the record as JSON to ``path``, atomically (:mod:`carnac_env._files`: a
+        full disk leaves the old file, or none, never half a record).
+
+        Raises:
+            CarnacError: the file cannot be written, naming it and why.
+        """
+        from carnac_env._files import write_text
+
+        write_text(path, self.to_json() + "\n")
 
     @classmethod
     def load(cls, path: str | Path, line: int | None = None) -> GameRecord:

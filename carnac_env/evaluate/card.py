@@ -8,11 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from carnac_env._files import lock_folder, write_json, write_text
 from carnac_env.agents import make
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, PRIOR_DRAWS, fit_against_anchors
 from carnac_env.arena.run import check_runner, play_schedule
 from carnac_env.arena.schedule import ArenaGame, check_games, check_seed, game_seed
-from carnac_env.arena.store import ArenaStore, write_atomic
+from carnac_env.arena.store import ArenaStore
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
 from carnac_env.evaluate.panel import Panel, load_panel
@@ -44,6 +45,7 @@ def evaluate(
     progress: bool = True,
     echo: Callable[[str], None] = print,
     ray: str | None = None,
+    trust_panel_code: bool = False,
 ) -> dict[str, Any]:
     """Play ``agent`` against a reference panel (or resume doing so) and write ``out/card.json``.
 
@@ -68,13 +70,17 @@ def evaluate(
         progress: show a tqdm progress bar on stderr.
         echo: where the card's table goes.
         ray: play the games as Ray tasks, as :func:`~carnac_env.arena.run_arena`'s ``ray``.
+        trust_panel_code: let a panel file name members by import path (their code is
+            imported and run); off by default, so a panel file is data only
+            (:func:`~carnac_env.evaluate.panel.load_panel`, docs/security.md).
 
     Returns:
         The card (the contents of ``card.json``; see docs/evaluating.md).
 
     Raises:
         CarnacError: a bad spec, panel, board, number of games, seed or workers, or an output
-            folder holding something else; all before any game is played.
+            folder holding something else or in use by another run (the folder is locked
+            for the whole evaluation); all before any game is played.
         KeyboardInterrupt: Ctrl-C or SIGTERM; finished games are kept for the resume.
     """
     from carnac_env import __version__
@@ -83,7 +89,7 @@ def evaluate(
         raise CarnacError(f"the agent to evaluate must be a spec string such as 'greedy', got {agent!r}")
     spec = agent.strip()
     make(spec)  # fail early on a bad spec
-    chosen = load_panel(panel, board)
+    chosen = load_panel(panel, board, trust_code=trust_panel_code)
     games = check_games(chosen.default_games if games is None else games)
     seed = check_seed(chosen.default_seed if seed is None else seed)
     workers, bar_class = check_runner(workers, ray, progress)
@@ -100,11 +106,12 @@ def evaluate(
     }
     store = ArenaStore(out)
     planned = evaluation_games(spec, chosen, games, seed)
-    lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
-    card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel)
-    write_atomic(store.games_path, "".join(line + "\n" for line in lines))
     card_path = Path(out) / "card.json"
-    write_atomic(card_path, json.dumps(card, indent=2) + "\n")
+    with lock_folder(store.out, "evaluate"):
+        lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
+        card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel)
+        write_text(store.games_path, "".join(line + "\n" for line in lines), if_changed=True)
+        write_json(card_path, card, if_changed=True)
     echo(format_card(card))
     echo(f"card: {card_path}; games: {store.games_path}")
     return card
@@ -160,19 +167,22 @@ def make_card(
 
 
 def format_card(card: dict[str, Any]) -> str:
-    """The card as a short text table."""
+    """The card as a short text table (names through :func:`~carnac_env.render.ansi.printable`)."""
+    from carnac_env.render.ansi import printable
+
     rating = card["rating"]
     head = (
-        f"{card['agent']} on {card['board']}, panel {card['panel']['id']}: "
+        f"{printable(card['agent'])} on {card['board']}, panel {card['panel']['id']}: "
         f"{card['games_per_opponent']} games per opponent, seed {card['seed']}, carnac_env {card['carnac_env']}"
     )
-    width = max(10, *(len(o["spec"]) for o in card["opponents"])) + 2
+    width = max(10, *(len(printable(o["spec"])) for o in card["opponents"])) + 2
     lines = [head, "", "opponent".ljust(width) + "panel elo".rjust(10) + "wins".rjust(7) + "draws".rjust(7)]
     lines[-1] += "losses".rjust(8) + "score".rjust(8)
     for o in card["opponents"]:
         score = (o["wins"] + 0.5 * o["draws"]) / o["games"] if o["games"] else 0.0
         lines.append(
-            o["spec"].ljust(width) + f"{round(o['elo']):>10d}{o['wins']:>7}{o['draws']:>7}{o['losses']:>8}{score:>8.0%}"
+            printable(o["spec"]).ljust(width)
+            + f"{round(o['elo']):>10d}{o['wins']:>7}{o['draws']:>7}{o['losses']:>8}{score:>8.0%}"
         )
     t = card["totals"]
     lines.append("total".ljust(width) + "".rjust(10) + f"{t['wins']:>7}{t['draws']:>7}{t['losses']:>8}")

@@ -9,10 +9,10 @@ existing one: a panel version, once published, keeps its numbers.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from carnac_env._files import write_json
 from carnac_env.errors import CarnacError
 from carnac_env.evaluate.panel import PANEL_DIR, _parse, build_panel
 
@@ -41,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     except CarnacError as err:
         print(f"carnac: error: {err}", file=sys.stderr)
         return 2
-    out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    try:
+        write_json(out, data)
+    except CarnacError as err:
+        print(f"carnac: error: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {out}")
     return 0
 

@@ -6,6 +6,12 @@ board and rules it was measured on, its members (agent specs) with their Elo rat
 default games per opponent and seed of an evaluation, and how the ratings were measured:
 the exact command of the round robin, its package version, its results and its time.
 
+A panel file is data, never code: its members must be built-in agent specs (``random``,
+``greedy``, ``mcts:sims=200``, ``az``...), because building a member from an import path
+(``mypkg.mod.Agent``) imports and runs that module. A panel that names such a member is
+refused unless the caller trusts it (``trust_code=True``, ``carnac evaluate --panel FILE
+--trust-panel-code``); the shipped panels are checked the same way (docs/security.md).
+
 Panel files are written once by :func:`build_panel` from a finished round robin
 (``carnac arena ...``) and never rewritten: a better measurement, another member or
 another budget is a new version in a new file, so every published card keeps meaning what
@@ -16,12 +22,12 @@ it said. ``python -m carnac_env.evaluate.new_panel ARENA_DIR --name NAME --versi
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from carnac_env import _checks
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.record import MAX_RECORD_BYTES
 from carnac_env.errors import CarnacError
@@ -93,7 +99,9 @@ def default_panel_id(board: str) -> str:
     return best[1]
 
 
-def load_panel(panel: str | Path | None = None, board: str | Board | None = "medium") -> Panel:
+def load_panel(
+    panel: str | Path | None = None, board: str | Board | None = "medium", *, trust_code: bool = False
+) -> Panel:
     """A panel by id (``"medium-v1"``), by the path of a panel file, or (``None``) the newest
     shipped panel for ``board``.
 
@@ -101,11 +109,16 @@ def load_panel(panel: str | Path | None = None, board: str | Board | None = "med
         panel: a shipped panel's id, a path to a panel ``.json`` file, or None.
         board: the board the evaluation is on; the panel must have been measured on it with
             the same rules (None: take the panel's board).
+        trust_code: accept members named by an import path (``mypkg.mod.Agent``), which
+            the evaluation will import and run. Off by default: a panel file from anyone
+            else could name any module on the Python path (docs/security.md).
 
     Raises:
-        CarnacError: an unknown panel id, a file that is not a valid panel, or a panel
-            measured on another board or other rules.
+        CarnacError: an unknown panel id, a file that is not a valid panel, a member that
+            is not a built-in agent spec (without ``trust_code``), or a panel measured on
+            another board or other rules.
     """
+    trust_code = _checks.flag("trust_code", trust_code)
     if panel is None:
         if board is None:
             raise CarnacError("give a panel or a board")
@@ -116,7 +129,7 @@ def load_panel(panel: str | Path | None = None, board: str | Board | None = "med
         path = PANEL_DIR / f"{panel}.json"
     else:
         raise CarnacError(f"unknown panel {panel!r}; the panels are: {', '.join(panel_ids())} (or a panel .json file)")
-    loaded = _parse(_read(path), path)
+    loaded = _parse(_read(path), path, trust_code)
     if board is not None:
         wanted = board if isinstance(board, Board) else make_board(board)
         if wanted != loaded.board:
@@ -135,19 +148,19 @@ def _read(path: Path) -> dict[str, Any]:
         raise CarnacError(f"cannot read the panel file {path}: {err.strerror or err}") from None
     try:
         value = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep, a 5000-digit number
         value = None
     if not isinstance(value, dict):
         raise CarnacError(f"{path} is not a panel file (a JSON object)")
     return value
 
 
-def _parse(data: dict[str, Any], path: Path) -> Panel:
+def _parse(data: dict[str, Any], path: Path, trust_code: bool = False) -> Panel:
     """Check a panel file's contents field by field (each step raises a CarnacError naming
     the file and the field)."""
     name, version = _parse_identity(data, path)
     board = _parse_board(data, path)
-    members = _parse_members(data, path)
+    members = _parse_members(data, path, trust_code)
     anchor = data.get("anchor")
     specs = [m.spec for m in members]
     if anchor not in specs:
@@ -159,6 +172,15 @@ def _parse(data: dict[str, Any], path: Path) -> Panel:
 
 def _bad(path: Path, what: str) -> CarnacError:
     return CarnacError(f"panel file {path}: {what}")
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` is a finite real number (not a bool; not an int too large for a float)."""
+    try:
+        _checks.number("value", value)
+    except CarnacError:
+        return False
+    return True
 
 
 def _whole(value: Any, low: int) -> bool:
@@ -187,7 +209,30 @@ def _parse_board(data: dict[str, Any], path: Path) -> Board:
         raise _bad(path, f"board {data.get('board')!r} with rules {rules!r} is not a board: {err}") from None
 
 
-def _parse_members(data: dict[str, Any], path: Path) -> list[PanelMember]:
+def _check_member_spec(spec: str, path: Path, trust_code: bool) -> None:
+    """Refuse a member spec that is not a built-in agent's (unless ``trust_code``): building
+    it would import and run the module it names."""
+    from carnac_env.agents import agent_names, parse_spec
+
+    try:
+        name, _ = parse_spec(spec)
+    except CarnacError as err:
+        raise _bad(path, f"member spec {spec!r} does not parse: {err}") from None
+    if name in agent_names():
+        return
+    if "." in name and trust_code:
+        return
+    if "." in name:
+        raise _bad(
+            path,
+            f"member {spec!r} names code to import ({name!r}); a panel file may only name built-in agents "
+            f"({', '.join(agent_names())}). If you trust this file and the code it names, pass "
+            "--trust-panel-code (trust_code=True): the evaluation will import and run it",
+        )
+    raise _bad(path, f"member {spec!r} is not a built-in agent ({', '.join(agent_names())})")
+
+
+def _parse_members(data: dict[str, Any], path: Path, trust_code: bool = False) -> list[PanelMember]:
     raw_members = data.get("members")
     if not isinstance(raw_members, list) or not raw_members:
         raise _bad(path, "members must be a non-empty list")
@@ -195,9 +240,10 @@ def _parse_members(data: dict[str, Any], path: Path) -> list[PanelMember]:
     for entry in raw_members:
         if not isinstance(entry, dict) or not isinstance(entry.get("spec"), str):
             raise _bad(path, f"a member must be an object with a spec, got {entry!r}")
+        _check_member_spec(entry["spec"], path, trust_code)
         numbers = [entry.get(k) for k in ("elo", "ci_low", "ci_high")]
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
-            raise _bad(path, f"member {entry['spec']!r} needs finite elo, ci_low and ci_high, got {numbers}")
+        if not all(_finite(v) for v in numbers):
+            raise _bad(path, f"member {entry['spec']!r} needs finite elo, ci_low and ci_high, got {numbers}"[:500])
         members.append(PanelMember(entry["spec"], *(float(v) for v in numbers)))
     specs = [m.spec for m in members]
     if len(set(specs)) != len(specs):
@@ -212,8 +258,8 @@ def _parse_defaults(data: dict[str, Any], path: Path) -> tuple[int, int]:
     games, seed = defaults.get("games"), defaults.get("seed")
     if not _whole(games, 1):
         raise _bad(path, f"defaults.games must be a whole number from 1, got {games!r}")
-    if not _whole(seed, 0):
-        raise _bad(path, f"defaults.seed must be a whole number from 0, got {seed!r}")
+    if not _whole(seed, 0) or seed > _checks.MAX_SEED:
+        raise _bad(path, f"defaults.seed must be a whole number in 0..2**63-1, got {seed!r}"[:500])
     return games, seed
 
 

@@ -90,9 +90,11 @@ class State:
         return states_svg(_core_positions(self), scale=scale)
 
     def save_svg(self, filename: str, *, scale: float = 1.0) -> None:
-        """Write :meth:`to_svg` to ``filename`` (Pgx's ``State.save_svg``)."""
-        with open(filename, "w", encoding="utf-8") as out:
-            out.write(self.to_svg(scale=scale))
+        """Write :meth:`to_svg` to ``filename`` (Pgx's ``State.save_svg``), atomically
+        (:func:`carnac_env._files.write_text`)."""
+        from carnac_env._files import write_text
+
+        write_text(filename, self.to_svg(scale=scale))
 
     def _repr_html_(self) -> str:
         return self.to_svg()

@@ -9,13 +9,16 @@ prints it; the last frame (held three times as long) adds the result. ``carnac r
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from carnac_env import _checks
+from carnac_env._files import writing
 from carnac_env.core.actions import decode
 from carnac_env.core.game import PLAYER_NAMES, GameState
 from carnac_env.core.notation import parse_action
@@ -142,23 +145,22 @@ def write_animation(record: GameRecord, path: str | Path, fps: float = 2.0, *, c
         raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
     if suffix not in FORMATS:
         raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in {' or '.join(FORMATS)}")
-    fps = _checks.number("fps", fps, 0, low_open=True)
+    fps = _checks.number("fps", fps, 0.0, 1000.0, low_open=True)
     if suffix == ".mp4":
         try:
             import imageio_ffmpeg
         except ImportError:
             raise CarnacError("writing .mp4 needs imageio-ffmpeg: pip install 'carnac-env[video]'") from None
     images = [image for image, _ in frames(record, cell)]
-    try:
-        if suffix == ".gif":
-            _write_gif(images, path, fps)
-        else:
-            _write_mp4(imageio_ffmpeg, images, path, fps)
-    except OSError as err:
-        raise CarnacError(f"cannot write {path}: {err.strerror or err}") from None
+    # Atomic (carnac_env._files): a full disk or a failed encoder leaves no half file.
+    if suffix == ".gif":
+        with writing(path) as handle:
+            _write_gif(images, handle, fps)
+    else:
+        _write_mp4(imageio_ffmpeg, images, path, fps)
 
 
-def _write_gif(images: list[Any], path: Path, fps: float) -> None:
+def _write_gif(images: list[Any], handle: BinaryIO, fps: float) -> None:
     from PIL import Image
 
     # One shared palette, no dithering: small files, no flicker. The palette is made from a
@@ -174,7 +176,8 @@ def _write_gif(images: list[Any], path: Path, fps: float) -> None:
     duration = round(1000 / fps)
     durations = [duration] * (len(paletted) - 1) + [3 * duration]
     paletted[0].save(
-        path,
+        handle,
+        format="GIF",
         save_all=True,
         append_images=paletted[1:],
         duration=durations,
@@ -185,6 +188,19 @@ def _write_gif(images: list[Any], path: Path, fps: float) -> None:
 
 
 def _write_mp4(imageio_ffmpeg: Any, images: list[Any], path: Path, fps: float) -> None:
+    """Encode with ffmpeg into a private temporary folder (ffmpeg writes by name), then copy
+    the finished video into place through :func:`~carnac_env._files.writing`."""
+    with tempfile.TemporaryDirectory(prefix="carnac-mp4-") as private:
+        encoded = Path(private) / "replay.mp4"
+        try:
+            _encode_mp4(imageio_ffmpeg, images, encoded, fps)
+        except (OSError, RuntimeError) as err:
+            raise CarnacError(f"cannot write {path}: the video encoder failed ({err})") from None
+        with open(encoded, "rb") as source, writing(path) as handle:
+            shutil.copyfileobj(source, handle)
+
+
+def _encode_mp4(imageio_ffmpeg: Any, images: list[Any], path: Path, fps: float) -> None:
     width, height = images[0].size
     writer = imageio_ffmpeg.write_frames(
         str(path),

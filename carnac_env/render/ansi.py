@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+import unicodedata
 from typing import TextIO
 
 from carnac_env.core.actions import decode
@@ -194,6 +195,19 @@ def cannot_tilt_note(before: GameState, action: int, after: GameState) -> str | 
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters (escape sequences included) written as ``\\xNN``, so
-    text read from a file cannot drive the terminal."""
-    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or 127 <= ord(ch) < 160 else ch for ch in text)
+    """``text`` with control characters (escape sequences included) written as ``\\xNN``, and
+    invisible format characters (right-to-left overrides such as U+202E, zero-width spaces
+    and joiners, line separators) as ``\\uNNNN``, so text read from a file can neither drive
+    the terminal nor reorder or hide what is shown around it."""
+    return "".join(_escape(ch) if unicodedata.category(ch) in _HIDDEN else ch for ch in text)
+
+
+#: Unicode categories escaped by :func:`printable`: controls, format characters (bidi
+#: overrides and isolates, zero-width characters, the soft hyphen), line and paragraph
+#: separators, surrogates and unassigned code points.
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"})
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

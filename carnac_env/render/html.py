@@ -19,6 +19,7 @@ from html import escape
 from pathlib import Path
 from string import Template
 
+from carnac_env._files import write_text
 from carnac_env.core.game import PLAYER_NAMES
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
@@ -174,8 +175,5 @@ def write_replay_html(record: GameRecord, path: str | Path, *, cell: int = 40) -
     if not path.parent.is_dir():
         raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
     page = replay_html(record, cell=cell)
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as err:
-        raise CarnacError(f"cannot write {path}: {err.strerror or err}") from None
+    write_text(path, page)  # atomic: a full disk leaves no half page (carnac_env._files)
     return path

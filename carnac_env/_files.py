@@ -1,0 +1,424 @@
+"""The one way the package writes files, appends lines and owns an output folder.
+
+Every file the package writes (arena and evaluation folders, cards, replays, saved games,
+training checkpoints and models) goes through this module, so that each write is safe
+against a crash, a full disk and a hostile folder:
+
+* :func:`write_bytes`, :func:`write_text`, :func:`write_json` and the :func:`writing`
+  context manager (for writers that take a file handle: ``np.savez``, ``torch.save``, PIL,
+  matplotlib, ``csv``) write a temporary file with a random name in the target's folder,
+  created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``, so a planted file or symbolic
+  link at that name is never opened), flush and ``fsync`` it, and rename it into place
+  (``os.replace``, which replaces a link at the target rather than following it). A reader
+  sees the old file or the new one, never half of one. A failed write (a full disk, a
+  missing folder, an error in the writer) removes the temporary file and raises a
+  :class:`~carnac_env.errors.CarnacError` naming the target.
+* :func:`append_line` and :func:`appending` append lines durably (each line written in one
+  call and fsynced) to a regular file, never through a symbolic link.
+* :func:`lock_folder` holds an output folder for a whole run: a second run on the same
+  folder is refused at once (:class:`FolderBusyError`, naming the folder and the run that
+  holds it), and a lock left by a killed process never blocks a later run (the lock is an
+  ``fcntl.flock`` on ``FOLDER/.carnac.lock``, which the kernel releases when its holder
+  dies).
+
+Why not the ``filelock`` library: its Unix lock opens the lock file with ``O_TRUNC`` and
+follows a symbolic link there (a planted link would truncate its target), and it cannot
+say who holds the lock; the few lines here do both, on the same ``flock``.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import IO, Any
+
+from carnac_env.errors import CarnacError
+
+__all__ = [
+    "LOCK_NAME",
+    "Appender",
+    "FolderBusyError",
+    "FolderLock",
+    "append_line",
+    "appending",
+    "lock_folder",
+    "same_bytes",
+    "truncate",
+    "write_bytes",
+    "write_json",
+    "write_text",
+    "writing",
+]
+
+#: The lock file's name in a locked folder (present only while a run holds it, or after a kill).
+LOCK_NAME = ".carnac.lock"
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+class FolderBusyError(CarnacError):
+    """Another run holds the output folder (see :func:`lock_folder`)."""
+
+
+def _reason(err: OSError) -> str:
+    """The reason an OSError gives, in words (a link refused by O_NOFOLLOW said so)."""
+    if err.errno == errno.ELOOP:
+        return "it is a symbolic link, which is never followed; remove it"
+    return err.strerror or str(err)
+
+
+def _fail(path: str | os.PathLike[str], err: OSError, doing: str = "write") -> CarnacError:
+    return CarnacError(f"cannot {doing} {os.fspath(path)}: {_reason(err)}")
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename in ``folder`` durable (where the platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | _CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _create_temporary(path: Path) -> tuple[int, Path]:
+    """A new file with a random name next to ``path``, opened exclusively (never an
+    existing file, never through a link); its descriptor and name."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
+        except FileExistsError:
+            continue  # a name planted (or drawn) already: draw another
+        return fd, tmp
+    raise FileExistsError(errno.EEXIST, "no free temporary name", os.fspath(path))
+
+
+@contextmanager
+def writing(path: str | os.PathLike[str], *, text: bool = False, newline: str | None = None) -> Iterator[IO[Any]]:
+    """A handle to write ``path`` through a temporary file renamed into place on success.
+
+    Use ``with writing(path) as handle: np.savez(handle, ...)`` (binary), or
+    ``with writing(path, text=True, newline="") as handle: csv.writer(handle)...``
+    (UTF-8 text; ``newline`` as :func:`open`'s). When the block ends normally the data is
+    flushed, fsynced and renamed over ``path``; when it raises, the temporary file is
+    removed and ``path`` is left as it was.
+
+    Raises:
+        CarnacError: the file cannot be written (a missing folder, no permission, a full
+            disk, a folder at ``path``), naming ``path`` and why; an error raised by the
+            block itself is raised again unchanged (an ``OSError`` becomes this CarnacError).
+    """
+    target = Path(path)
+    try:
+        fd, tmp = _create_temporary(target)
+    except OSError as err:
+        raise _fail(target, err) from None
+    renamed = False
+    try:
+        handle = os.fdopen(fd, "w" if text else "wb", encoding="utf-8" if text else None, newline=newline)
+        with handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+        renamed = True
+    except OSError as err:
+        raise _fail(target, err) from None
+    finally:
+        if not renamed:
+            with suppress(OSError):
+                os.unlink(tmp)
+    _fsync_folder(os.fspath(target.parent))
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes, *, if_changed: bool = False) -> bool:
+    """Write ``data`` to ``path`` atomically (see :func:`writing`).
+
+    With ``if_changed``, a file that already holds exactly ``data`` is left alone (nothing
+    is written, so a finished folder can be read-only); returns whether it wrote.
+
+    Raises:
+        CarnacError: as :func:`writing`.
+    """
+    if if_changed and same_bytes(path, data):
+        return False
+    with writing(path) as handle:
+        handle.write(data)
+    return True
+
+
+def write_text(path: str | os.PathLike[str], text: str, *, if_changed: bool = False) -> bool:
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically; see :func:`write_bytes`."""
+    return write_bytes(path, text.encode("utf-8"), if_changed=if_changed)
+
+
+def write_json(path: str | os.PathLike[str], value: Any, *, if_changed: bool = False) -> bool:
+    """Write ``value`` as JSON (indent 2, a final newline: the package's file format) to
+    ``path`` atomically; see :func:`write_bytes`."""
+    return write_text(path, json.dumps(value, indent=2) + "\n", if_changed=if_changed)
+
+
+def same_bytes(path: str | os.PathLike[str], data: bytes) -> bool:
+    """Whether ``path`` is a regular file (not a link) holding exactly ``data``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            return False
+        return handle.read(len(data) + 1) == data
+
+
+def _open_regular(path: str | os.PathLike[str], flags: int, doing: str) -> int:
+    """A descriptor on the regular file ``path`` (created with ``O_CREAT`` in ``flags``),
+    never through a link, never a FIFO or device (opened without blocking, then checked)."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+    except OSError as err:
+        if err.errno == errno.ENXIO:  # a FIFO with no reader
+            raise CarnacError(f"cannot {doing} {os.fspath(path)}: it is not a regular file") from None
+        raise _fail(path, err, doing) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CarnacError(f"cannot {doing} {os.fspath(path)}: it is not a regular file")
+    if _NONBLOCK:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_NONBLOCK)
+    return fd
+
+
+class Appender:
+    """Appends whole lines to one file, each forced to disk (see :func:`appending`)."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+
+    def line(self, text: str) -> None:
+        """Append ``text`` and a newline in one write, then fsync (a later kill keeps it).
+
+        Raises:
+            CarnacError: the write fails (a full disk), naming the file; the file then ends
+                in at most a torn last line, which readers of such files drop.
+        """
+        data = (text + "\n").encode("utf-8")
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            os.fsync(self._fd)
+        except OSError as err:
+            raise _fail(self.path, err) from None
+
+
+@contextmanager
+def appending(path: str | os.PathLike[str]) -> Iterator[Appender]:
+    """``path`` opened for appending lines (created if missing): ``with appending(p) as out:
+    out.line(text)``. The file must be a regular file; a symbolic link there (dangling or
+    not) is refused, never followed.
+
+    Raises:
+        CarnacError: the file cannot be opened or written, naming it.
+    """
+    target = Path(path)
+    fd = _open_regular(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "write")
+    try:
+        yield Appender(target, fd)
+    finally:
+        os.close(fd)
+
+
+def append_line(path: str | os.PathLike[str], text: str) -> None:
+    """Append one line (``text`` and a newline) to ``path`` durably; see :func:`appending`."""
+    with appending(path) as out:
+        out.line(text)
+
+
+def truncate(path: str | os.PathLike[str], size: int) -> None:
+    """Cut the regular file ``path`` to ``size`` bytes (never through a link).
+
+    Raises:
+        CarnacError: it cannot be opened or cut, naming it.
+    """
+    fd = _open_regular(path, os.O_WRONLY, "write")
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError as err:
+        raise _fail(path, err) from None
+    finally:
+        os.close(fd)
+
+
+class FolderLock:
+    """A held lock on an output folder; see :func:`lock_folder`.
+
+    Attributes:
+        folder: the locked folder.
+        held: False when the folder is read-only for this process and has no lock file, so
+            no lock could be taken (nothing can be written there either).
+    """
+
+    def __init__(self, folder: Path, fd: int | None, created: list[Path]) -> None:
+        self.folder = folder
+        self.held = fd is not None
+        self._fd = fd
+        self._created = created
+
+    def release(self) -> None:
+        """Remove the lock file, unlock, and remove the folders the lock created if they
+        are still empty (a run refused early leaves no folder behind)."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        with suppress(OSError):
+            os.unlink(self.folder / LOCK_NAME)  # while held: the next run makes a new one
+        os.close(fd)  # releases the flock
+        for folder in reversed(self._created):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+
+
+def _holder(path: Path) -> str:
+    """What the lock file says about its holder (for the refusal), or ''."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            info = json.loads(handle.read(1000).decode("utf-8"))
+        return f" ({info['command']}, process {int(info['pid'])}, since {info['since']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; the ones created, outermost first."""
+    missing = []
+    current = folder
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    created = []
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        except OSError as err:
+            raise CarnacError(f"cannot create the output folder {folder}: {_reason(err)}") from None
+        created.append(path)
+    return created
+
+
+def _open_lock_file(path: Path) -> int | None:
+    """The lock file's descriptor (created if missing), None when the folder is read-only
+    for this process and holds none."""
+    flags = _NOFOLLOW | _NONBLOCK | _CLOEXEC
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+    except OSError as err:
+        if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise CarnacError(f"cannot lock the output folder {path.parent}: {_reason(err)}") from None
+        try:
+            fd = os.open(path, os.O_RDONLY | flags)
+        except FileNotFoundError:
+            return None
+        except OSError as err2:
+            raise CarnacError(f"cannot lock the output folder {path.parent}: {_reason(err2)}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CarnacError(f"cannot lock the output folder {path.parent}: {path} is not a regular file; remove it")
+    return fd
+
+
+def _take(folder: Path, command: str) -> int | None:
+    """Lock ``folder`` (see :func:`lock_folder`); the lock file's descriptor."""
+    import fcntl
+
+    path = folder / LOCK_NAME
+    for _ in range(100):
+        fd = _open_lock_file(path)
+        if fd is None:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            os.close(fd)
+            if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise FolderBusyError(
+                    f"the output folder {folder} is in use by another run{_holder(path)}; "
+                    "wait for it to finish, or use another folder"
+                ) from None
+            raise CarnacError(f"cannot lock the output folder {folder}: {_reason(err)}") from None
+        try:
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the holder removed the file as we opened it: take the new one
+            os.close(fd)
+            continue
+        info = {"command": command, "pid": os.getpid(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, (json.dumps(info) + "\n").encode("utf-8"))
+        except OSError:
+            pass  # a read-only lock file still locks; only the holder's description is lost
+        return fd
+    raise CarnacError(f"cannot lock the output folder {folder}: its lock file keeps changing")
+
+
+@contextmanager
+def lock_folder(folder: str | os.PathLike[str], command: str = "run", *, create: bool = True) -> Iterator[FolderLock]:
+    """Own the output folder ``folder`` for the block (``with lock_folder(out, "arena"):``).
+
+    The folder (and its parents) is created if missing (``create``); the lock is an
+    exclusive ``flock`` on ``FOLDER/.carnac.lock``, which says who holds it. It is taken
+    without waiting: a folder held by another run, in this process or another, raises
+    :class:`FolderBusyError` at once. The kernel drops the lock of a process that dies, so
+    a lock file left by a kill never blocks a later run. On leaving the block the lock file
+    is removed, and so are the folders this call created if they are still empty. A folder
+    that is read-only for this process and holds no lock file is yielded unlocked
+    (``held`` False): nothing can be written there, so only reading is possible.
+
+    Raises:
+        FolderBusyError: another run holds the folder (naming it, and the holder's
+            command and process when the lock file says).
+        CarnacError: the folder cannot be created, or is not a folder.
+    """
+    target = Path(folder)
+    if target.exists() and not target.is_dir():
+        raise CarnacError(f"the output folder {target} is not a folder")
+    created = _make_folders(target) if create else []
+    try:
+        fd = _take(target, command)
+    except BaseException:
+        for path in reversed(created):
+            try:
+                os.rmdir(path)
+            except OSError:
+                break
+        raise
+    lock = FolderLock(target, fd, created)
+    try:
+        yield lock
+    finally:
+        lock.release()

@@ -1,0 +1,327 @@
+"""Selection rules: which edge a simulation follows at an expanded node.
+
+Three rules, each a small options object for Python and a compiled function for the search:
+
+* :class:`UCT`: every untried edge first, in a random order, then the highest
+  ``score + c * sqrt(ln N / n)`` with the score on the classic scale (1 win, 0.5 draw,
+  0 loss). For searches that value leaves by random playouts (the ``mcts`` agent).
+* :class:`PUCT`: AlphaZero's ``q + c * prior * sqrt(N) / (1 + n)``; an unvisited edge's
+  ``q`` is the node's own value (``fpu=None``, first-play urgency) or a fixed number.
+* :class:`Gumbel`: Gumbel MuZero's rules (Danihelka et al., *Policy improvement by planning
+  with Gumbel*, ICLR 2022). At the root, sequential halving over the ``considered`` best
+  actions by ``gumbel + logit``: the simulations are shared out in rounds, each round
+  visiting every remaining action equally, and after each round the worse half (by
+  ``gumbel + logit + sigma(completed q)``) drops out. Below the root, the edge that most
+  lacks visits relative to the improved policy ``softmax(logit + sigma(completed q))``.
+  ``completed q`` gives unvisited edges the node's mixed value (its network value mixed
+  with the prior-weighted mean of the visited edges' values); ``sigma`` rescales the
+  node's values to ``[0, 1]`` and multiplies by ``(maxvisit_init + max n) * value_scale``.
+  The improved policy is also the policy target for training.
+
+Values ``q`` are always for the player who chooses the edge (see
+:mod:`carnac_env.search.tree`), in ``[-1, 1]``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from carnac_env import _checks
+from carnac_env.batch.playout import _splitmix
+from carnac_env.search.tree import edge_q
+
+_JIT = {"cache": True, "nogil": True}
+
+#: Compiled rule codes.
+UCT_RULE, PUCT_RULE, GUMBEL_RULE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class UCT:
+    """UCB1 with untried edges first (see the module docstring).
+
+    Args:
+        c: the exploration constant on the scale of scores 1 win, 0.5 draw, 0 loss.
+    """
+
+    c: float = 1.0
+
+    code = UCT_RULE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "c", _checks.number("UCT c", self.c, 0.0))
+
+
+@dataclass(frozen=True)
+class PUCT:
+    """AlphaZero's rule (see the module docstring).
+
+    Args:
+        c: the exploration constant.
+        fpu: the value of an unvisited edge; None (the default) takes the node's own value.
+    """
+
+    c: float = 1.5
+    fpu: float | None = None
+
+    code = PUCT_RULE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "c", _checks.number("PUCT c", self.c, 0.0))
+        if self.fpu is not None:
+            object.__setattr__(self, "fpu", _checks.number("PUCT fpu", self.fpu, -1.0, 1.0))
+
+
+@dataclass(frozen=True)
+class Gumbel:
+    """Gumbel MuZero's root and interior rules (see the module docstring).
+
+    Args:
+        considered: how many root actions sequential halving starts from (16 in the paper's
+            board-game runs); fewer when a position has fewer legal actions.
+        value_scale, maxvisit_init: the ``sigma`` transform's constants (0.1 and 50, the paper's).
+        noise: draw Gumbel noise at the root (self-play: exploration by sampling without
+            replacement); False picks by ``logit + sigma(q)`` alone (play: deterministic).
+    """
+
+    considered: int = 16
+    value_scale: float = 0.1
+    maxvisit_init: float = 50.0
+    noise: bool = True
+
+    code = GUMBEL_RULE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "considered", _checks.whole("Gumbel considered", self.considered, 1, 4096))
+        object.__setattr__(self, "value_scale", _checks.number("Gumbel value_scale", self.value_scale, 0.0))
+        object.__setattr__(self, "maxvisit_init", _checks.number("Gumbel maxvisit_init", self.maxvisit_init, 0.0))
+        object.__setattr__(self, "noise", _checks.flag("Gumbel noise", self.noise))
+
+
+Rule = UCT | PUCT | Gumbel
+
+
+def rule_parameters(rule: Rule) -> tuple[int, float, float, float, float]:
+    """``(code, c, fpu, value_scale, maxvisit_init)`` for the compiled search; ``fpu`` is NaN
+    for "the node's own value"."""
+    if isinstance(rule, UCT):
+        return UCT_RULE, rule.c, math.nan, 0.0, 0.0
+    if isinstance(rule, PUCT):
+        return PUCT_RULE, rule.c, math.nan if rule.fpu is None else rule.fpu, 0.0, 0.0
+    if isinstance(rule, Gumbel):
+        return GUMBEL_RULE, 0.0, math.nan, rule.value_scale, rule.maxvisit_init
+    raise TypeError(f"expected a UCT, PUCT or Gumbel rule, got {type(rule).__name__}")
+
+
+def halving_schedule(considered: int, sims: int) -> np.ndarray:
+    """Sequential halving's plan for the root: for each simulation, the visit count that the
+    action it visits has before the visit.
+
+    ``considered`` actions start; each round gives every remaining action the same number of
+    extra visits (at least one, and about ``sims / (rounds * remaining)``), then the worse half
+    drops out, down to two. The first round's entries are 0, so it visits ``considered``
+    distinct actions; later rounds visit the survivors (the actions whose count matches).
+    """
+    considered = max(1, int(considered))
+    plan: list[int] = []
+    if considered == 1:
+        return np.arange(sims, dtype=np.int32)
+    rounds = max(1, math.ceil(math.log2(considered)))
+    visits = 0
+    remaining = considered
+    while len(plan) < sims:
+        extra = max(1, sims // (rounds * remaining))
+        for _ in range(extra):
+            plan.extend([visits] * remaining)
+            visits += 1
+        remaining = max(2, remaining // 2)
+    return np.asarray(plan[:sims], dtype=np.int32)
+
+
+# ----------------------------------------------------------------------------- compiled
+@njit(**_JIT)
+def completed_values(tree, t, node):  # pragma: no cover - compiled
+    """``(mixed value, lowest, highest, most visits, total visits)`` of ``node``'s completed
+    values: a visited edge's mean, an unvisited one the mixed value (see the module docstring)."""
+    first = tree.first[t, node]
+    count = tree.count[t, node]
+    total = 0
+    most = 0
+    weighted = 0.0
+    weight = 0.0
+    for k in range(count):
+        e = first + k
+        n = tree.n[t, e]
+        if n > 0:
+            total += n
+            if n > most:
+                most = n
+            weighted += tree.prior[t, e] * (tree.w[t, e] / n)
+            weight += tree.prior[t, e]
+    mixed = tree.value[t, node]
+    if total > 0 and weight > 0.0:
+        mixed = (mixed + total * (weighted / weight)) / (1.0 + total)
+    lowest = np.inf
+    highest = -np.inf
+    for k in range(count):
+        q = edge_q(tree, t, first + k, mixed)
+        lowest = min(lowest, q)
+        highest = max(highest, q)
+    return mixed, lowest, highest, most, total
+
+
+@njit(**_JIT)
+def sigma_scale(lowest, highest, most, value_scale, maxvisit_init):  # pragma: no cover - compiled
+    """The factor that maps ``q - lowest`` to ``sigma(q)``."""
+    return (maxvisit_init + most) * value_scale / max(highest - lowest, 1e-8)
+
+
+@njit(**_JIT)
+def improved_policy(tree, t, node, value_scale, maxvisit_init, out):  # pragma: no cover - compiled
+    """``softmax(logit + sigma(completed q))`` over ``node``'s edges into ``out`` (edge order)."""
+    mixed, lowest, highest, most, _ = completed_values(tree, t, node)
+    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
+    first = tree.first[t, node]
+    count = tree.count[t, node]
+    top = -np.inf
+    for k in range(count):
+        e = first + k
+        out[k] = tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest)
+        top = max(top, out[k])
+    total = 0.0
+    for k in range(count):
+        out[k] = np.exp(out[k] - top)
+        total += out[k]
+    for k in range(count):
+        out[k] /= total
+
+
+@njit(**_JIT)
+def _gumbel_interior(tree, t, node, value_scale, maxvisit_init):  # pragma: no cover - compiled
+    mixed, lowest, highest, most, total = completed_values(tree, t, node)
+    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
+    first = tree.first[t, node]
+    count = tree.count[t, node]
+    top = -np.inf
+    for k in range(count):
+        e = first + k
+        top = max(top, tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest))
+    norm = 0.0
+    for k in range(count):
+        e = first + k
+        norm += np.exp(tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest) - top)
+    best = -np.inf
+    index = first
+    for k in range(count):
+        e = first + k
+        p = np.exp(tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest) - top) / norm
+        score = p - tree.n[t, e] / (1.0 + total)
+        if score > best:
+            best = score
+            index = e
+    return index
+
+
+@njit(**_JIT)
+def gumbel_root_scores(tree, t, node, value_scale, maxvisit_init, out):  # pragma: no cover - compiled
+    """``noise + logit + sigma(completed q)`` of every root edge into ``out`` (edge order)."""
+    mixed, lowest, highest, most, _ = completed_values(tree, t, node)
+    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
+    first = tree.first[t, node]
+    for k in range(tree.count[t, node]):
+        e = first + k
+        out[k] = tree.noise[t, e] + tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest)
+
+
+@njit(**_JIT)
+def _gumbel_root(tree, t, node, visit_level, value_scale, maxvisit_init):  # pragma: no cover - compiled
+    mixed, lowest, highest, most, _ = completed_values(tree, t, node)
+    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
+    first = tree.first[t, node]
+    best = -np.inf
+    index = -1
+    fallback = -np.inf
+    fallback_index = first
+    for k in range(tree.count[t, node]):
+        e = first + k
+        score = tree.noise[t, e] + tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest)
+        if tree.n[t, e] == visit_level and score > best:
+            best = score
+            index = e
+        if score > fallback:
+            fallback = score
+            fallback_index = e
+    return index if index >= 0 else fallback_index
+
+
+@njit(**_JIT)
+def _puct(tree, t, node, c, fpu):  # pragma: no cover - compiled
+    first = tree.first[t, node]
+    default = tree.value[t, node] if np.isnan(fpu) else fpu
+    explore = c * np.sqrt(max(tree.visits[t, node], 1))
+    best = -np.inf
+    index = first
+    for k in range(tree.count[t, node]):
+        e = first + k
+        n = tree.n[t, e]
+        score = edge_q(tree, t, e, default) + explore * tree.prior[t, e] / (1.0 + n)
+        if score > best:
+            best = score
+            index = e
+    return index
+
+
+@njit(**_JIT)
+def _uct(tree, t, node, c):  # pragma: no cover - compiled
+    first = tree.first[t, node]
+    count = tree.count[t, node]
+    tried = tree.tried[t, node]
+    if tried < count:  # an untried edge, drawn at random, swapped to the front of the untried ones
+        x, u = _splitmix(tree.rng[t])
+        tree.rng[t] = x
+        pick = first + tried + int(u * (count - tried))
+        _swap_edges(tree, t, first + tried, pick)
+        tree.tried[t, node] = tried + 1
+        return first + tried
+    # score = (1 + w/n) / 2, so ranking by w/n + 2c sqrt(ln N / n) keeps UCB1's order
+    scale = 4.0 * c * c * np.log(max(tree.visits[t, node], 1))
+    best = -np.inf
+    index = first
+    for k in range(count):
+        e = first + k
+        n = tree.n[t, e]
+        score = tree.w[t, e] / n + np.sqrt(scale / n)
+        if score > best:
+            best = score
+            index = e
+    return index
+
+
+@njit(**_JIT)
+def _swap_edges(tree, t, a, b):  # pragma: no cover - compiled
+    if a == b:
+        return
+    tree.action[t, a], tree.action[t, b] = tree.action[t, b], tree.action[t, a]
+    tree.prior[t, a], tree.prior[t, b] = tree.prior[t, b], tree.prior[t, a]
+    tree.logit[t, a], tree.logit[t, b] = tree.logit[t, b], tree.logit[t, a]
+    tree.noise[t, a], tree.noise[t, b] = tree.noise[t, b], tree.noise[t, a]
+    tree.n[t, a], tree.n[t, b] = tree.n[t, b], tree.n[t, a]
+    tree.w[t, a], tree.w[t, b] = tree.w[t, b], tree.w[t, a]
+    tree.child[t, a], tree.child[t, b] = tree.child[t, b], tree.child[t, a]
+
+
+@njit(**_JIT)
+def select_edge(tree, t, node, code, c, fpu, value_scale, maxvisit_init, at_root, visit_level):  # pragma: no cover
+    """The edge a simulation follows at expanded ``node`` under rule ``code`` (at the root,
+    Gumbel's sequential halving picks among the edges with ``visit_level`` visits)."""
+    if code == UCT_RULE:
+        return _uct(tree, t, node, c)
+    if code == PUCT_RULE:
+        return _puct(tree, t, node, c, fpu)
+    if at_root:
+        return _gumbel_root(tree, t, node, visit_level, value_scale, maxvisit_init)
+    return _gumbel_interior(tree, t, node, value_scale, maxvisit_init)

@@ -1,0 +1,447 @@
+"""The one search: :class:`Search` runs simulations in many trees at once, for every agent and
+for self-play.
+
+    from carnac_env.search import Search, UCT, Playouts
+    search = Search("medium", Playouts(), UCT(c=1.0))
+    search.set_games([state])             # a core GameState per tree (or set_roots: engine slots)
+    search.run(5000)
+    action = search.best_action(0)
+
+The trees live in arrays (:mod:`carnac_env.search.tree`), the simulation loop is compiled
+(:mod:`carnac_env.search.engine`), the games are the batched engine's
+(:mod:`carnac_env.search.games`); this class owns the buffers and the network calls, and reads
+the results. A :class:`Search` is deterministic: the same roots, settings and ``seed`` give the
+same trees, bit for bit (a network's values included, as long as numpy's BLAS gives the same
+bits, which it does on one machine).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from carnac_env import _checks
+from carnac_env.batch import BatchGame
+from carnac_env.batch.rules import reset_all
+from carnac_env.batch.state import KernelState, new_state
+from carnac_env.core.boards import Board, make_board
+from carnac_env.core.game import GameState
+from carnac_env.core.observation import NUM_PLANES
+from carnac_env.errors import CarnacError
+from carnac_env.search import engine
+from carnac_env.search.evaluators import Evaluator, Mixed, Network, Playouts
+from carnac_env.search.games import copy_game, legal_actions
+from carnac_env.search.rules import (
+    PUCT,
+    UCT,
+    Gumbel,
+    Rule,
+    gumbel_root_scores,
+    halving_schedule,
+    improved_policy,
+    rule_parameters,
+)
+from carnac_env.search.tree import compact, new_tree, root_table
+
+
+@dataclass(frozen=True)
+class RootEdges:
+    """A root's edges after a search, sorted by action number.
+
+    Attributes:
+        actions: the root's actions (all legal ones, or those it was restricted to).
+        visits: simulations through each.
+        values: each edge's mean value for the player to act at the root (0 if unvisited).
+        priors: the evaluator's prior (with any root noise mixed in).
+        logits: the network's logits (0 without a network).
+    """
+
+    actions: np.ndarray
+    visits: np.ndarray
+    values: np.ndarray
+    priors: np.ndarray
+    logits: np.ndarray
+
+
+class Search:
+    """Search trees over many roots; see the module docstring.
+
+    Args:
+        board: the board (a name or a Board) of every root.
+        evaluator: :class:`~carnac_env.search.evaluators.Playouts`, ``Network`` or ``Mixed``.
+        rule: the selection rule below the root (:class:`UCT`, :class:`PUCT`, :class:`Gumbel`).
+        root_rule: the rule at the root (default: ``rule``). A :class:`Gumbel` rule must be
+            the rule at both, with a network.
+        trees: how many trees (roots) are searched together.
+        seed: seeds the trees' generators (UCT's untried order, playouts, root noise).
+        dirichlet: ``(alpha, fraction)``: mix Dirichlet noise into every new root's priors
+            (AlphaZero's self-play exploration), or None.
+    """
+
+    def __init__(
+        self,
+        board: Board | str,
+        evaluator: Evaluator,
+        rule: Rule,
+        *,
+        root_rule: Rule | None = None,
+        trees: int = 1,
+        seed: int = 0,
+        dirichlet: tuple[float, float] | None = None,
+    ) -> None:
+        self.board = board if isinstance(board, Board) else make_board(board)
+        if not isinstance(evaluator, Playouts | Network | Mixed):
+            raise CarnacError(f"evaluator must be Playouts, Network or Mixed, got {type(evaluator).__name__}")
+        self.evaluator = evaluator
+        self.rule = rule
+        self.root_rule = rule if root_rule is None else root_rule
+        for r in (self.rule, self.root_rule):
+            if not isinstance(r, UCT | PUCT | Gumbel):
+                raise CarnacError(f"a rule must be UCT, PUCT or Gumbel, got {type(r).__name__}")
+        if isinstance(self.rule, Gumbel) != isinstance(self.root_rule, Gumbel):
+            raise CarnacError("Gumbel's rules come as a pair: pass Gumbel(...) as the rule at the root and below")
+        if isinstance(self.rule, Gumbel) and isinstance(evaluator, Playouts):
+            raise CarnacError("the Gumbel rules need a network's logits; use Network or Mixed, or UCT/PUCT")
+        self.trees = _checks.whole("trees", trees, 1, 1 << 16)
+        self.seed = _checks.seed(seed)
+        if dirichlet is not None:
+            alpha, fraction = dirichlet
+            dirichlet = (
+                _checks.number("Dirichlet alpha", alpha, 0.0, low_open=True),
+                _checks.number("Dirichlet fraction", fraction, 0.0, 1.0),
+            )
+        self.dirichlet = dirichlet
+        code, c, fpu, value_scale, maxvisit_init = rule_parameters(self.rule)
+        root_code, root_c, root_fpu, _, _ = rule_parameters(self.root_rule)
+        self._rules = (root_code, root_c, root_fpu, code, c, fpu, value_scale, maxvisit_init)
+        self.num_actions = self.board.num_actions
+        self.max_depth = 2 * self.board.megaliths + 2
+        self._new_trees(nodes=64, edges=64 * min(self.num_actions, 64))
+        self.base, self._base_arrays = new_state(self.board, self.trees)
+        self.scratch, self._scratch_arrays = new_state(self.board, self.trees)
+        self.work, _ = new_state(self.board, self.trees)
+        for games in (self.base, self.scratch, self.work):
+            reset_all(games)
+        squares = self.board.squares
+        self._obs = np.zeros((self.trees, squares * NUM_PLANES), dtype=np.int8)
+        self._masks = np.zeros((self.trees, self.num_actions), dtype=np.bool_)
+        self._waiting = np.zeros(self.trees, dtype=np.int32)
+        self._full = np.zeros(self.trees, dtype=np.bool_)
+        self._levels = np.zeros(self.trees, dtype=np.int32)
+        self._room = np.zeros(self.trees, dtype=np.int64)
+        self._buffer = np.zeros(self.num_actions, dtype=np.int32)
+        self._no_logits = np.zeros(self.num_actions, dtype=np.float32)
+        self._slots = np.arange(self.trees, dtype=np.int64)
+        self.active = np.zeros(self.trees, dtype=np.bool_)
+        self._games: BatchGame | None = None
+        self._noise_rng = np.random.default_rng(self.seed)
+        self.arrays.rng[:] = np.random.SeedSequence(self.seed).generate_state(self.trees, np.uint64)
+        #: Simulations run by the last :meth:`run`, per tree.
+        self.last_sims = np.zeros(self.trees, dtype=np.int64)
+
+    # ------------------------------------------------------------------ capacity
+    def _new_trees(self, nodes: int, edges: int) -> None:
+        self.tree, self.arrays = new_tree(self.trees, nodes, edges, self.max_depth)
+
+    def _grow(self, nodes: int, edges: int) -> None:
+        """Room for at least ``nodes`` nodes and ``edges`` edges per tree (contents kept)."""
+        old = self.arrays
+        have_nodes, have_edges = old.player.shape[1], old.action.shape[1]
+        nodes = max(nodes, have_nodes)
+        edges = max(edges, have_edges)
+        if nodes == have_nodes and edges == have_edges:
+            return
+        self._new_trees(
+            max(nodes, 2 * have_nodes) if nodes > have_nodes else have_nodes,
+            max(edges, 2 * have_edges) if edges > have_edges else have_edges,
+        )
+        for name, value in old._asdict().items():
+            new = getattr(self.arrays, name)
+            if value.ndim == 2 and name not in ("path_node", "path_edge"):
+                new[:, : value.shape[1]] = value
+            else:
+                new[...] = value
+
+    def _make_room(self, sims: int) -> None:
+        """Room in every active tree for ``sims`` more simulations (compacting reused trees first)."""
+        a = self.arrays
+        self._room[:] = 4 * self._base_arrays.empty + 5  # a node's actions: 4 per empty square, or 5
+        nodes_needed = a.size + sims + 1
+        edges_needed = a.used + (sims + 1) * self._room
+        have_nodes, have_edges = a.player.shape[1], a.action.shape[1]
+        for t in np.flatnonzero(self.active & ((nodes_needed > have_nodes) | (edges_needed > have_edges))):
+            if a.root[t] > 0:
+                compact(self.tree, int(t))
+        nodes_needed = a.size + sims + 1
+        edges_needed = a.used + (sims + 1) * self._room
+        live = self.active
+        if live.any():
+            self._grow(int(nodes_needed[live].max()), int(edges_needed[live].max()))
+
+    # ------------------------------------------------------------------ roots
+    def set_roots(self, games: KernelState, slots: Sequence[int], reuse: bool = False) -> None:
+        """Search the games in ``slots`` of ``games`` (a KernelState on this board, e.g. a
+        :class:`~carnac_env.batch.BatchGame`'s): tree ``t`` gets slot ``slots[t]``; trees beyond
+        ``len(slots)`` are inactive. The games are copied; ``games`` may change afterwards.
+
+        With ``reuse``, a tree whose previous search reached the new game within a few moves
+        keeps that subtree and its statistics (tree reuse); otherwise it starts afresh.
+        """
+        slots = np.asarray(slots, dtype=np.int64)
+        if slots.ndim != 1 or len(slots) > self.trees:
+            raise CarnacError(f"slots must be a list of at most {self.trees} game slots, got shape {slots.shape}")
+        if reuse and isinstance(self.root_rule, Gumbel):
+            raise CarnacError("tree reuse needs a UCT or PUCT root; Gumbel's root plan starts from a fresh root")
+        self.active[:] = False
+        for t, slot in enumerate(slots):
+            t, slot = int(t), int(slot)
+            node = -1
+            if reuse and self.arrays.root[t] >= 0:
+                node = engine.find_position(self.tree, t, self.base, t, self.scratch, games, slot, 8)
+            copy_game(games, slot, self.base, t)
+            if node >= 0:
+                self.arrays.root[t] = node
+            else:
+                engine.start_tree(self.tree, t, self.base, t)
+            self.active[t] = True
+
+    def set_games(self, states: Sequence[GameState], reuse: bool = False) -> None:
+        """:meth:`set_roots` for core game states (unfinished, on this board), one per tree."""
+        if len(states) > self.trees:
+            raise CarnacError(f"{len(states)} games for a search of {self.trees} trees")
+        if self._games is None:
+            self._games = BatchGame(self.board, num_envs=self.trees, seed=0)
+        for i, state in enumerate(states):
+            if state.is_over:
+                raise CarnacError("a search needs unfinished games; one of the roots is over")
+            self._games.set_state(i, state)
+        self.set_roots(self._games._state, range(len(states)), reuse=reuse)
+
+    def expand_roots(self, root_actions: Sequence[Sequence[int] | None] | None = None) -> None:
+        """Expand the active trees' new roots (their edges, priors and value; root noise).
+
+        ``root_actions[t]``, when given and not None, restricts tree ``t``'s root to those
+        actions (legal ones, e.g. the best few by some ranking); an already expanded root is
+        restricted too (its other edges are dropped from the selection by a fresh expansion).
+        """
+        a = self.arrays
+        fresh = [int(t) for t in np.flatnonzero(self.active) if a.count[t, a.root[t]] < 0]
+        if not fresh:
+            return
+        self._make_room(0)
+        a = self.arrays
+        logits = values = None
+        order: dict[int, int] = {}
+        if self.evaluator.mode != engine.PLAYOUTS:
+            count = engine.write_roots(
+                self.tree, self.active, self.base, self._slots, self.scratch, self._obs, self._masks, self._waiting
+            )
+            logits, values = self._forward(count)
+            order = {int(self._waiting[k]): k for k in range(count)}
+        for t in fresh:
+            legal = self._legal(t)
+            wanted = None if root_actions is None else root_actions[t]
+            actions = legal if wanted is None else np.asarray(wanted, dtype=np.int32)
+            if wanted is not None and not np.isin(actions, legal).all():
+                raise CarnacError(f"root actions {list(map(int, actions))} are not all legal in tree {t}")
+            if t in order:
+                k = order[t]
+                engine.expand_root(self.tree, t, actions, len(actions), logits[k], float(values[k]), True)
+            else:
+                engine.expand_root(self.tree, t, actions, len(actions), self._no_logits, 0.0, False)
+            first, count = int(a.first[t, a.root[t]]), len(actions)
+            if self.dirichlet is not None and count > 1:
+                alpha, fraction = self.dirichlet
+                eta = self._noise_rng.dirichlet([alpha] * count)
+                a.prior[t, first : first + count] = (1 - fraction) * a.prior[t, first : first + count] + fraction * eta
+            if isinstance(self.root_rule, Gumbel) and self.root_rule.noise:
+                a.noise[t, first : first + count] = self._noise_rng.gumbel(size=count)
+
+    def _legal(self, t: int) -> np.ndarray:
+        count = legal_actions(self.base, t, self._buffer)
+        return self._buffer[:count].copy()
+
+    def _forward(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        if count == 0:
+            return np.zeros((0, self.num_actions), np.float32), np.zeros(0, np.float32)
+        b = self.board
+        obs = self._obs[:count].reshape(count, b.rows, b.cols, NUM_PLANES)
+        logits, values = self.evaluator.net.forward(obs, supply_scale=b.megaliths)
+        logits = np.ascontiguousarray(logits, dtype=np.float32)
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        if logits.shape != (count, self.num_actions) or values.shape != (count,):
+            raise CarnacError(
+                f"the network gave logits {logits.shape} and values {values.shape} for {count} positions; "
+                f"expected ({count}, {self.num_actions}) and ({count},)"
+            )
+        return logits, values
+
+    # ------------------------------------------------------------------ running
+    def run(self, sims: int, seconds: float = 0.0) -> int:
+        """Run ``sims`` simulations in every active tree (expanding new roots first), or, with
+        ``seconds`` > 0 and playouts, as many as fit in that time. Returns the simulations run
+        per tree (also in :attr:`last_sims`)."""
+        sims = _checks.whole("sims", sims, 0)
+        self.expand_roots()
+        self.last_sims[:] = 0
+        if seconds:
+            return self._run_for(seconds)
+        if sims == 0:
+            return 0
+        self._make_room(sims)
+        if self.evaluator.mode == engine.PLAYOUTS:
+            for t in np.flatnonzero(self.active):
+                done = engine.run_playouts(
+                    self.tree,
+                    int(t),
+                    self.base,
+                    int(t),
+                    self.scratch,
+                    self.work,
+                    sims,
+                    self._rules,
+                    self.evaluator.playouts,
+                    int(self._room[t]),
+                    self._buffer,
+                )
+                self.last_sims[t] = done
+            return sims
+        schedules = self._schedules(sims)
+        e = self.evaluator
+        for s in range(sims):
+            if schedules is not None:
+                self._levels[:] = schedules[:, s]
+            count = engine.select_round(
+                self.tree,
+                self.active,
+                self.base,
+                self._slots,
+                self.scratch,
+                self.work,
+                self._rules,
+                self._levels,
+                e.mode,
+                e.playouts,
+                self._room,
+                self._obs,
+                self._masks,
+                self._waiting,
+                self._full,
+                self._buffer,
+            )
+            if count:
+                logits, values = self._forward(count)
+                engine.expand_round(
+                    self.tree, self.scratch, count, self._waiting, logits, values, e.mode, float(e.weight), self._buffer
+                )
+        self.last_sims[self.active] = sims
+        return sims
+
+    def _run_for(self, seconds: float) -> int:
+        """Playout simulations in chunks until ``seconds`` have passed (not reproducible)."""
+        if self.evaluator.mode != engine.PLAYOUTS:
+            raise CarnacError("a time budget needs a playout evaluator; give network searches a number of sims")
+        deadline = time.perf_counter() + seconds
+        chunk = 64
+        done = 0
+        while True:
+            self._make_room(chunk)
+            for t in np.flatnonzero(self.active):
+                engine.run_playouts(
+                    self.tree,
+                    int(t),
+                    self.base,
+                    int(t),
+                    self.scratch,
+                    self.work,
+                    chunk,
+                    self._rules,
+                    self.evaluator.playouts,
+                    int(self._room[t]),
+                    self._buffer,
+                )
+            done += chunk
+            if time.perf_counter() >= deadline:
+                break
+        self.last_sims[self.active] = done
+        return done
+
+    def _schedules(self, sims: int) -> np.ndarray | None:
+        if not isinstance(self.root_rule, Gumbel):
+            return None
+        a = self.arrays
+        plans = np.zeros((self.trees, sims), dtype=np.int32)
+        for t in np.flatnonzero(self.active):
+            count = int(a.count[t, a.root[t]])
+            plans[t] = halving_schedule(min(self.root_rule.considered, count), sims)
+        return plans
+
+    # ------------------------------------------------------------------ results
+    def root(self, t: int = 0) -> RootEdges:
+        """Tree ``t``'s root edges after the search (sorted by action number)."""
+        a = self.arrays
+        count = int(a.count[t, a.root[t]])
+        actions = np.zeros(count, np.int32)
+        visits = np.zeros(count, np.int32)
+        values = np.zeros(count, np.float64)
+        priors = np.zeros(count, np.float32)
+        logits = np.zeros(count, np.float32)
+        root_table(self.tree, t, actions, visits, values, priors, logits)
+        order = np.argsort(actions, kind="stable")
+        return RootEdges(actions[order], visits[order], values[order], priors[order], logits[order])
+
+    def best_action(self, t: int = 0, ties: str = "prior") -> int:
+        """The most visited root action; ties go to the higher prior (``ties="prior"``) or
+        the higher mean value (``"value"``), then to the lower action number."""
+        edges = self.root(t)
+        second = edges.priors if ties == "prior" else edges.values
+        order = np.lexsort((edges.actions, -second, -edges.visits))
+        return int(edges.actions[order[0]])
+
+    def gumbel_action(self, t: int = 0) -> int:
+        """Gumbel's choice: among the most visited root actions, the best by
+        ``noise + logit + sigma(completed q)`` (ties: the lower action number)."""
+        rule = self.root_rule
+        if not isinstance(rule, Gumbel):
+            raise CarnacError("gumbel_action needs a search with the Gumbel rules")
+        a = self.arrays
+        root = int(a.root[t])
+        first, count = int(a.first[t, root]), int(a.count[t, root])
+        scores = np.zeros(count, np.float64)
+        gumbel_root_scores(self.tree, t, root, rule.value_scale, rule.maxvisit_init, scores)
+        visits = a.n[t, first : first + count]
+        actions = a.action[t, first : first + count]
+        candidates = np.flatnonzero(visits == visits.max())
+        best = candidates[np.lexsort((actions[candidates], -scores[candidates]))[0]]
+        return int(actions[best])
+
+    def policy(self, t: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions, probabilities)`` of the root: Gumbel's improved policy
+        ``softmax(logit + sigma(completed q))`` with the Gumbel rules, else the visit counts'
+        distribution (the priors if nothing was visited). Sorted by action number."""
+        a = self.arrays
+        root = int(a.root[t])
+        first, count = int(a.first[t, root]), int(a.count[t, root])
+        actions = a.action[t, first : first + count].copy()
+        if isinstance(self.root_rule, Gumbel):
+            probs = np.zeros(count, np.float64)
+            improved_policy(self.tree, t, root, self.root_rule.value_scale, self.root_rule.maxvisit_init, probs)
+        else:
+            visits = a.n[t, first : first + count].astype(np.float64)
+            probs = visits / visits.sum() if visits.sum() > 0 else a.prior[t, first : first + count].astype(np.float64)
+            probs = probs / probs.sum()
+        order = np.argsort(actions, kind="stable")
+        return actions[order], probs[order]
+
+    def root_value(self, t: int = 0) -> float:
+        """The search's value of tree ``t``'s root for its player to act: the visit-weighted
+        mean of the root edges' values (the evaluator's value before any visit)."""
+        edges = self.root(t)
+        total = edges.visits.sum()
+        if total == 0:
+            a = self.arrays
+            return float(a.value[t, a.root[t]])
+        return float((edges.visits * edges.values).sum() / total)
