@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from carnac_env.batch import MAX_ENVS, BatchGame, BatchStep, batch_scores, dolmen_winner, random_playout
 from carnac_env.batch.playout import playout_actions
+from carnac_env.batch.scoring import dolmens_of
 from carnac_env.core import (
     BOARDS,
     OVER,
@@ -31,6 +32,7 @@ from carnac_env.core import (
     score,
     validate,
 )
+from carnac_env.env_common import info_dolmen_slots
 from carnac_env.errors import CarnacError, IllegalActionError
 
 
@@ -598,6 +600,35 @@ def test_the_compiled_scorer_matches_the_core() -> None:
             cells = rng.integers(0, 3, board.squares).astype(np.uint8)
             winner = score(board, bytes(cells)).winner
             assert dolmen_winner(cells, board.arrays.neighbours, board.min_dolmen) == (-1 if winner is None else winner)
+
+
+def test_the_compiled_dolmen_sizes_match_the_core() -> None:
+    """dolmens_of (the vector env's info) gives each player's sizes as the core scores them."""
+    rng = np.random.default_rng(12)
+    for board in (make_board("small"), make_board("kerlescan"), make_board("custom", rows=3, cols=4, min_dolmen=1)):
+        cells = rng.integers(0, 3, (300, board.squares)).astype(np.uint8)
+        slots = info_dolmen_slots(board)
+        out = np.full((len(cells), 2, slots), -1, dtype=np.int16)
+        dolmens_of(cells, board.arrays.neighbours, board.min_dolmen, out)
+        for row, sizes in zip(cells, out):
+            result = score(board, bytes(row))
+            for player in (0, 1):
+                expected = list(result.dolmens[player]) + [0] * (slots - len(result.dolmens[player]))
+                assert sizes[player].tolist() == expected
+
+
+def test_restart_starts_fresh_games_in_the_marked_slots_only() -> None:
+    games = BatchGame("small", num_envs=4, seed=0)
+    games.reset()
+    for _ in range(3):
+        games.step(games.sample_actions())
+    before = [games.get_state(i) for i in range(4)]
+    games.restart(np.array([False, True, False, True]))
+    assert [games.get_state(i) for i in (0, 2)] == [before[0], before[2]]
+    assert all(games.get_state(i) == GameState("small") for i in (1, 3))
+    np.testing.assert_array_equal(games.observe().action_mask[1], legal_mask(GameState("small")).astype(bool))
+    with pytest.raises(CarnacError, match="bool array"):
+        games.restart([1, 0, 0, 0])
 
 
 # --------------------------------------------------------------------------- set_state: checked and atomic

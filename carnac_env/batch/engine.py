@@ -302,7 +302,8 @@ class BatchGame:
         array = np.asarray(active)
         if array.dtype != bool or array.shape != (self.num_envs,):
             raise CarnacError(
-                f"active must be a bool array of shape ({self.num_envs},), got dtype {array.dtype} shape {array.shape}"
+                f"active (a mask of games) must be a bool array of shape ({self.num_envs},), got dtype "
+                f"{array.dtype} shape {array.shape}"
             )
         return np.ascontiguousarray(array)
 
@@ -334,6 +335,15 @@ class BatchGame:
 
     def _check_index(self, index: Any) -> int:
         return _checks.whole("env index", index, 0, self.num_envs - 1)
+
+    def restart(self, envs: Any) -> None:
+        """A fresh game (an empty board, Red to place) in every slot ``envs`` marks, a bool
+        array of shape ``(N,)``; the other games are not touched.
+
+        Raises:
+            CarnacError: ``envs`` is not a bool array of shape ``(N,)``.
+        """
+        _rules.restart(self._state, self._check_active(envs))
 
     # ----------------------------------------------------------------- random legal actions
     def sample_actions(self) -> np.ndarray:

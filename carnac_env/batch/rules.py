@@ -12,7 +12,7 @@ index ``i``. The rules are written once, in small functions named for them:
 * :func:`load_game` and :func:`reset_game`: a core position, or a fresh game, in one slot;
 * the batched loops the engine calls: :func:`step_all` (which also writes the next
   observations and masks, in the same pass over the games), :func:`count_illegal`,
-  :func:`find_illegal`, :func:`sample_all`, :func:`reset_all`.
+  :func:`find_illegal`, :func:`sample_all`, :func:`reset_all`, :func:`restart`.
 
 The scorer of finished games (dolmens and the tie-break chain) is
 :mod:`carnac_env.batch.scoring`.
@@ -270,6 +270,14 @@ def reset_all(st):  # pragma: no cover - compiled
     """A fresh game in every slot."""
     for i in range(st.cells.shape[0]):
         reset_game(st, i)
+
+
+@njit(**_JIT)
+def restart(st, which):  # pragma: no cover - compiled
+    """A fresh game in every slot that ``which`` marks."""
+    for i in range(st.cells.shape[0]):
+        if which[i]:
+            reset_game(st, i)
 
 
 @njit(**_JIT)
