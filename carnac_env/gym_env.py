@@ -8,7 +8,8 @@ Observation space    ``Box(int8, (rows, cols, 9))``: the planes of
                      with ``observation="image"``, ``Box(uint8, 0-255, (9, H, W))`` for
                      Stable-Baselines3's stock ``CnnPolicy`` (see below)
 Action mask          ``info["action_mask"]`` (bool) and ``env.unwrapped.action_masks()``
-                     (the sb3-contrib ``MaskablePPO`` convention)
+                     (the sb3-contrib ``MaskablePPO`` convention); all True once the
+                     episode is over
 Reward               the game result for the learner, +1 win, -1 loss, 0 draw, on the last step
 Vector form          ``gymnasium.make_vec("carnac_env/Carnac-v0", num_envs=1024)``:
                      :class:`carnac_env.vector_env.CarnacVectorEnv`, on the batched engine
@@ -298,9 +299,11 @@ class CarnacEnv(gym.Env):
         return self._forfeit
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as a bool array (all False once the episode is over)."""
+        """The learner's legal actions as a bool array; all True once the episode is over (the
+        game ended or was forfeited), so that a policy fed the last observation never meets
+        an empty mask (the package's convention for a finished game, as Pgx's)."""
         if self._forfeit is not None:
-            return np.zeros(self.board.num_actions, dtype=bool)
+            return np.ones(self.board.num_actions, dtype=bool)
         return self.aec._tracker.mask(self.seat).astype(bool)
 
     def render(self) -> str | None:

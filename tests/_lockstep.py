@@ -66,16 +66,11 @@ class CoreLanes:
         for i in np.flatnonzero(lanes):
             self.games[i] = GameState(self.board)
 
-    def expected(self, finished_mask: str = "none") -> dict[str, np.ndarray]:
+    def expected(self) -> dict[str, np.ndarray]:
         """What the core says of every lane: ``current_player``, ``legal_action_mask`` (bool;
-        for a finished game all False with ``finished_mask="none"``, all True with ``"all"``),
-        ``observation`` (seen by the player to act) and ``other_observation``."""
-        masks = []
-        for g in self.games:
-            if g.is_over and finished_mask == "all":
-                masks.append(np.ones(self.board.num_actions, dtype=bool))
-            else:
-                masks.append(legal_mask(g).astype(bool))
+        all True for a finished game, the package's convention), ``observation`` (seen by the
+        player to act) and ``other_observation``."""
+        masks = [legal_mask(g).astype(bool) for g in self.games]
         return {
             "current_player": np.array([g.to_act for g in self.games], dtype=np.int8),
             "terminated": np.array([g.is_over for g in self.games]),
@@ -84,14 +79,14 @@ class CoreLanes:
             "other_observation": np.stack([observation_planes(g, 1 - g.to_act) for g in self.games]),
         }
 
-    def check(self, where: str, reported: dict[str, np.ndarray], finished_mask: str = "none") -> None:
+    def check(self, where: str, reported: dict[str, np.ndarray]) -> None:
         """Compare every entry of ``reported`` (keys as in :meth:`expected`) with the core.
 
         Raises:
             AssertionError: naming the entry, the first differing lane with its position,
                 and the first differing places.
         """
-        want = self.expected(finished_mask)
+        want = self.expected()
         for name, got in reported.items():
             got = np.asarray(got)
             expected = want[name]

@@ -126,19 +126,25 @@ def test_untiltable_placement_passes_to_the_opponent_placement() -> None:
     assert not mask[16:].any() and mask[4:16].all()
 
 
-def test_mask_is_zero_for_the_agent_not_to_act() -> None:
+def test_mask_is_zero_for_the_agent_not_to_act_and_all_ones_once_over() -> None:
+    """During the game only the agent to act has legal actions; once it is over both masks are
+    all ones (Pgx's convention: a policy fed the last observation never meets an empty mask),
+    though no action is legal any more (only None is taken)."""
     env = carnac_env.env(board="medium")
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for agent in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
         other = "player_1" if agent == "player_0" else "player_0"
-        assert not env.observe(other)["action_mask"].any()
         assert not env.observe(other)["observation"][:, :, 7].any()
         if terminated or truncated:
-            assert not obs["action_mask"].any()
+            assert obs["action_mask"].all() and env.observe(other)["action_mask"].all()
+            assert not env.unwrapped.legal_actions()
+            with pytest.raises(CarnacError, match="None"):
+                env.unwrapped.step(int(np.flatnonzero(obs["action_mask"])[0]))
             env.step(None)
             continue
+        assert not env.observe(other)["action_mask"].any()
         assert obs["observation"][:, :, 7].all()
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
 

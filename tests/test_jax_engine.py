@@ -56,8 +56,7 @@ def check_lanes(env: Carnac, state: State, core: CoreLanes, where: str) -> None:
             "legal_action_mask": np.asarray(state.legal_action_mask),
             "observation": np.asarray(state.observation),
             "other_observation": np.asarray(observe(state, 1 - state.current_player)),
-        },
-        finished_mask="all",  # Pgx's convention: any action is a no-op once a game is over
+        },  # a finished game's mask is all True in both (Pgx's convention; any action is a no-op)
     )
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from carnac_env.core.actions import ORIENTATIONS, place_number, place_square, tilt_base
-from carnac_env.core.arithmetic import RED, opponent_colour, own_colour
+from carnac_env.core.arithmetic import RED, WHITE, opponent_colour, own_colour
 from carnac_env.core.game import LYING, OVER, RESPOND, STANDING, GameState
 
 PLANE_NAMES = (
@@ -77,9 +77,15 @@ def observation_planes(state: GameState, player: int) -> np.ndarray:
 def legal_mask(state: GameState, player: int | None = None) -> np.ndarray:
     """The int8 legal-action mask (length ``rows*cols*4 + 5``), read from :meth:`GameState.moves`.
 
-    With ``player`` given, the mask is all zeros unless that player is to act.
+    With ``player`` given, the mask is all zeros unless that player is to act. Once the game
+    is over the mask is all ones, for every player (Pgx's convention): no action is legal any
+    more (:meth:`GameState.legal_actions` is empty and any step is refused or ignored), but a
+    policy fed the last observation (Gymnasium's next-step autoreset does this) never meets an
+    empty mask, whose -inf logits would be NaN.
     """
     board = state.board
+    if state.phase == OVER:
+        return np.ones(board.num_actions, dtype=np.int8)
     mask = np.zeros(board.num_actions, dtype=np.int8)
     if player is not None and player != state.to_act:
         return mask
@@ -114,7 +120,7 @@ _ROWS = _rows()
 _FREE, _TAKEN = b"\x01" * ORIENTATIONS, bytes(ORIENTATIONS)
 _BLANK = bytes(4)  # planes 0-3 of an empty square
 #: By the colour a tilt shows: the plane it marks in Red's view and in White's.
-_TILT_PLANES = {RED: (TILT_OWN, TILT_OPPONENT), 3 - RED: (TILT_OPPONENT, TILT_OWN)}
+_TILT_PLANES = {RED: (TILT_OWN, TILT_OPPONENT), WHITE: (TILT_OPPONENT, TILT_OWN)}
 _NO_MARKS = bytes(TO_ACT - AWAITING)
 
 
@@ -165,6 +171,7 @@ class ObservationTracker:
             "place": np.frombuffer(self._place, dtype=np.int8),
             "respond": np.frombuffer(self._respond, dtype=np.int8),
             "none": np.zeros(len(self.no_actions), dtype=np.int8),
+            "over": np.ones(len(self.no_actions), dtype=np.int8),
         }
 
     def update(self, state: GameState, action: int) -> None:
@@ -231,7 +238,8 @@ class ObservationTracker:
             self.mask_to_act: bytes | bytearray = self._respond
         else:
             self._marked = []
-            self._mask_kind = "place" if moves.place else "none"
+            # Once the game is over no action is legal (mask_to_act), though :meth:`mask` shows all ones.
+            self._mask_kind = "place" if moves.place else "over"
             self.mask_to_act = self._place if moves.place else self.no_actions
 
     # The numpy views share the bytearrays' memory; copies and pickles rebuild them.
@@ -241,10 +249,11 @@ class ObservationTracker:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._make_views()
-        self.mask_to_act = {"place": self._place, "respond": self._respond, "none": self.no_actions}[self._mask_kind]
+        self.mask_to_act = {"place": self._place, "respond": self._respond, "over": self.no_actions}[self._mask_kind]
 
     def is_legal(self, action: int) -> bool:
-        """Whether the action number ``action`` (a plain int) is legal for the player to act."""
+        """Whether the action number ``action`` (a plain int) is legal for the player to act
+        (never once the game is over, though :meth:`mask` is then all ones)."""
         return 0 <= action < len(self.no_actions) and self.mask_to_act[action] == 1
 
     def observation(self, player: int) -> np.ndarray:
@@ -252,8 +261,10 @@ class ObservationTracker:
         return self._views[player].copy()
 
     def mask(self, player: int) -> np.ndarray:
-        """A fresh int8 legal mask for ``player``: all zeros unless ``player`` is to act."""
-        return self._mask_views[self._mask_kind if player == self.to_act else "none"].copy()
+        """A fresh int8 legal mask for ``player``: all zeros unless ``player`` is to act; all
+        ones for both players once the game is over (:func:`legal_mask`'s convention)."""
+        kind = self._mask_kind
+        return self._mask_views[kind if kind == "over" or player == self.to_act else "none"].copy()
 
 
 def place_bits(state: GameState) -> bytes:
