@@ -25,7 +25,7 @@ infos (Tianshou's replay buffer, TorchRL's tensordicts) can store them: ``"dolme
 int16 array of :func:`info_dolmen_slots` entries with that agent's dolmen sizes, largest
 first, padded with zeros; ``"score"``, the BGA score; ``"winner"``, 0 (``player_0``), 1
 (``player_1``) or -1 (a draw, or the game is not over). They are filled in when the game ends
-and are zeros (winner -1) before.
+and are zeros (winner -1) before; their type is :class:`~carnac_env.env_common.AECInfo`.
 
 ``carnac_env.env()`` wraps :class:`raw_env` in PettingZoo's standard wrappers (an illegal
 move ends the game with -1 for the offender; out-of-bounds actions assert; call order is
@@ -57,6 +57,7 @@ from carnac_env.core.notation import action_to_text, parse_action
 from carnac_env.core.observation import ObservationTracker
 from carnac_env.core.record import GameRecord
 from carnac_env.env_common import (
+    AECInfo,
     as_action,
     blank_info,
     check_seed,
@@ -75,6 +76,7 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 __all__ = [
     "AGENTS",
     "RENDER_MODES",
+    "AECInfo",
     "blank_info",
     "check_seed",
     "end_info",
@@ -204,7 +206,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos = {agent: blank_info(self.board) for agent in AGENTS}
+        self.infos: dict[str, AECInfo] = {agent: blank_info(self.board) for agent in AGENTS}
         self.agent_selection = AGENTS[state.to_act]
         if state.phase == OVER:
             self._finish()

@@ -1,4 +1,4 @@
-"""What the environments share: seeds, options, infos, spaces, image observations and opponents.
+r"""What the environments share: seeds, options, infos, spaces, image observations and opponents.
 
 The PettingZoo AEC env (:mod:`carnac_env.aec`), the single-agent Gymnasium env
 (:mod:`carnac_env.gym_env`) and the vector env (:mod:`carnac_env.vector_env`) are adapters
@@ -9,7 +9,11 @@ imports another for a helper:
   constructors accept;
 * :func:`observation_space`, :func:`image_space`, :func:`image_observation`: the spaces and
   the image layout of the observation planes;
-* :func:`info_dolmen_slots`, :func:`blank_info`, :func:`end_info`: the fixed-shape infos;
+* :func:`info_dolmen_slots`, :func:`blank_info`, :func:`end_info`: the fixed-shape infos, and
+  their types, :class:`AECInfo`, :class:`GymInfo` and :class:`VectorInfo` (``TypedDict``\s, so
+  that IDEs and type checkers know the keys);
+* :func:`learner_space` and :func:`learner_observation`: the learner's observation in the
+  layouts of the Gymnasium envs (planes or image, with or without the mask);
 * :func:`make_opponent`: the one opponent protocol. An opponent is an agent, any object with
   ``act(env) -> int`` called with the AEC env at the opponent's turn (see
   :mod:`carnac_env.agents`); specs such as ``"greedy"`` are built by
@@ -20,7 +24,7 @@ imports another for a helper:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from gymnasium import spaces
@@ -132,18 +136,92 @@ def image_observation(planes: np.ndarray, board: Board, scale: int) -> np.ndarra
     return np.ascontiguousarray(image)
 
 
+#: The layouts of a learner's observation (``observation=`` of the Gymnasium envs).
+OBSERVATION_LAYOUTS = ("planes", "image")
+
+
+def learner_space(board: Board, layout: str, scale: int, mask_in_observation: bool) -> spaces.Space:
+    """The single learner's observation space of the Gymnasium envs: the planes
+    ``Box(int8, (rows, cols, 9))`` or the image ``Box(uint8, (9, H, W))``, in a
+    ``Dict(observation=..., action_mask=Box(int8, (num_actions,)))`` with ``mask_in_observation``."""
+    aec = observation_space(board)
+    board_space = image_space(board, scale) if layout == "image" else aec["observation"]
+    if mask_in_observation:
+        return spaces.Dict({"observation": board_space, "action_mask": aec["action_mask"]})
+    return board_space
+
+
+def learner_observation(
+    planes: np.ndarray, mask: np.ndarray, board: Board, layout: str, scale: int, mask_in_observation: bool
+) -> Any:
+    """What the learner sees, in the layout of :func:`learner_space`: ``planes`` (``(..., rows,
+    cols, 9)`` int8, one observation or a batch) as they are or as an image, beside ``mask``
+    (bool, ``(..., num_actions)``) as int8 with ``mask_in_observation``."""
+    shown = image_observation(planes, board, scale) if layout == "image" else planes
+    if mask_in_observation:
+        return {"observation": shown, "action_mask": mask.astype(np.int8)}
+    return shown
+
+
 # --------------------------------------------------------------------------- infos
+class AECInfo(TypedDict):
+    """``infos[agent]`` of the AEC env (:mod:`carnac_env.aec`): the same keys and shapes at
+    every step, filled in when the game ends (zeros and winner -1 before)."""
+
+    #: int16 ``(info_dolmen_slots(board),)``: the agent's dolmen sizes, largest first, zero-padded.
+    dolmens: np.ndarray
+    #: The agent's BGA score (100 per dolmen plus the largest dolmen's size).
+    score: int
+    #: 0 (``player_0``), 1 (``player_1``), or -1 for a draw or a game not over.
+    winner: int
+
+
+class GymInfo(AECInfo):
+    """``info`` of the single-agent Gymnasium env (:mod:`carnac_env.gym_env`), at every step."""
+
+    #: bool ``(num_actions,)``: the learner's legal actions (all True once the episode is over).
+    action_mask: np.ndarray
+    #: The learner's seat in this game: 0 (Red) or 1 (White).
+    seat: int
+    #: Whether the episode ended by the learner's illegal action (``illegal_action="lose"``).
+    illegal_action: bool
+
+
+class VectorInfo(TypedDict, total=False):
+    """``infos`` of the Gymnasium vector env (:mod:`carnac_env.vector_env`): the single env's
+    keys stacked over the ``num_envs`` games, each beside its ``_key`` mask, as Gymnasium's own
+    ``SyncVectorEnv`` and ``AsyncVectorEnv`` stack them; with same-step autoreset, also the
+    finished games' ``final_obs`` and ``final_info`` (a :class:`VectorInfo` without them)."""
+
+    action_mask: np.ndarray  # bool (N, num_actions)
+    _action_mask: np.ndarray  # bool (N,)
+    seat: np.ndarray  # int64 (N,)
+    _seat: np.ndarray
+    dolmens: np.ndarray  # int16 (N, info_dolmen_slots(board))
+    _dolmens: np.ndarray
+    score: np.ndarray  # int64 (N,)
+    _score: np.ndarray
+    winner: np.ndarray  # int64 (N,)
+    _winner: np.ndarray
+    illegal_action: np.ndarray  # bool (N,)
+    _illegal_action: np.ndarray
+    final_obs: np.ndarray  # object (N,): a finished game's last observation, None elsewhere
+    _final_obs: np.ndarray
+    final_info: VectorInfo
+    _final_info: np.ndarray
+
+
 def info_dolmen_slots(board: Board) -> int:
     """The length of ``info["dolmens"]``: the most dolmens one player can have on ``board``."""
     return max(1, board.rows * board.cols // max(1, board.min_dolmen))
 
 
-def blank_info(board: Board) -> dict[str, Any]:
+def blank_info(board: Board) -> AECInfo:
     """A player's info before the game ends: no dolmens, score 0, winner -1."""
     return {"dolmens": np.zeros(info_dolmen_slots(board), dtype=np.int16), "score": 0, "winner": -1}
 
 
-def end_info(board: Board, result: Result, player: int) -> dict[str, Any]:
+def end_info(board: Board, result: Result, player: int) -> AECInfo:
     """A player's info at the end: its dolmen sizes (padded), its BGA score and the winner (-1 draw)."""
     info = blank_info(board)
     sizes = result.dolmens[player]

@@ -10,6 +10,7 @@ Observation space    ``Box(int8, (rows, cols, 9))``: the planes of
 Action mask          ``info["action_mask"]`` (bool) and ``env.unwrapped.action_masks()``
                      (the sb3-contrib ``MaskablePPO`` convention); all True once the
                      episode is over
+Info                 :class:`carnac_env.env_common.GymInfo` (a ``TypedDict``)
 Reward               the game result for the learner, +1 win, -1 loss, 0 draw, on the last step
 Vector form          ``gymnasium.make_vec("carnac_env/Carnac-v0", num_envs=1024)``:
                      :class:`carnac_env.vector_env.CarnacVectorEnv`, on the batched engine
@@ -81,15 +82,18 @@ from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.env_common import (
     MIN_IMAGE_SIDE,
+    OBSERVATION_LAYOUTS,
+    GymInfo,
     blank_info,
     check_options,
     check_seed,
     default_image_scale,
     image_observation,
     image_space,
+    learner_observation,
+    learner_space,
     make_opponent,
     moves_option,
-    observation_space,
 )
 from carnac_env.errors import CarnacError, IllegalActionError
 
@@ -100,6 +104,7 @@ __all__ = [
     "OBSERVATION_LAYOUTS",
     "SEATS",
     "CarnacEnv",
+    "GymInfo",
     "check_options",
     "default_image_scale",
     "image_observation",
@@ -109,7 +114,6 @@ __all__ = [
 
 SEATS = (0, 1, "random")
 ILLEGAL_ACTION_MODES = ("lose", "raise")
-OBSERVATION_LAYOUTS = ("planes", "image")
 ENV_OPTIONS = (
     "board",
     "opponent",
@@ -179,12 +183,7 @@ class CarnacEnv(gym.Env):
         self.opponent = make_opponent(opponent, seed=0)
         self.aec = raw_env(board=self.board, render_mode=render_mode)
         self.render_mode = render_mode
-        aec_space = observation_space(self.board)
-        board_space = image_space(self.board, self.image_scale) if observation == "image" else aec_space["observation"]
-        if self.mask_in_observation:
-            self.observation_space = spaces.Dict({"observation": board_space, "action_mask": aec_space["action_mask"]})
-        else:
-            self.observation_space = board_space
+        self.observation_space = learner_space(self.board, observation, self.image_scale, self.mask_in_observation)
         self.action_space = spaces.Discrete(self.board.num_actions)
         self.seat = 0 if seat == "random" else int(seat)
 
@@ -193,7 +192,7 @@ class CarnacEnv(gym.Env):
         """The live core :class:`~carnac_env.core.game.GameState` (read it; do not change it)."""
         return self.aec.game
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, GymInfo]:
         """Start a game: pick the seat, re-seed the opponent, play its moves until the learner acts.
 
         ``options`` may hold ``"moves"`` (as :meth:`carnac_env.aec.raw_env.reset`: a list of
@@ -226,7 +225,7 @@ class CarnacEnv(gym.Env):
         self._needs_reset = False
         return self._observe(), self._info()
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, GymInfo]:
         """Play the learner's ``action``, then the opponent's moves until the learner acts again.
 
         Raises:
@@ -279,19 +278,22 @@ class CarnacEnv(gym.Env):
             aec._play(move)
 
     def _observe(self) -> Any:
-        board = self.aec._tracker.observation(self.seat)
-        if self.observation_layout == "image":
-            board = image_observation(board, self.board, self.image_scale)
-        if self.mask_in_observation:
-            return {"observation": board, "action_mask": self.action_masks().astype(np.int8)}
-        return board
+        planes = self.aec._tracker.observation(self.seat)
+        return learner_observation(
+            planes, self.action_masks(), self.board, self.observation_layout, self.image_scale, self.mask_in_observation
+        )
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self) -> GymInfo:
         facts = self.aec.infos.get(AGENTS[self.seat]) if self.aec.game.is_over else None
-        info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
-        info.update(blank_info(self.board) if facts is None else {k: facts[k] for k in ("dolmens", "score", "winner")})
-        info["illegal_action"] = self._forfeit is not None
-        return info
+        ends = blank_info(self.board) if facts is None else facts
+        return GymInfo(
+            action_mask=self.action_masks(),
+            seat=self.seat,
+            dolmens=ends["dolmens"],
+            score=ends["score"],
+            winner=ends["winner"],
+            illegal_action=self._forfeit is not None,
+        )
 
     @property
     def forfeit(self) -> str | None:

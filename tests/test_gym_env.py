@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import get_type_hints
 
 import gymnasium as gym
 import numpy as np
@@ -13,7 +14,7 @@ from carnac_env.agents import RandomAgent
 from carnac_env.core import legal_mask, observation_planes
 from carnac_env.core.game import RESPOND
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import CarnacEnv, make_opponent
+from carnac_env.gym_env import CarnacEnv, GymInfo, make_opponent
 from carnac_env.registration import ENV_ID, register_envs
 
 register_envs()
@@ -389,6 +390,9 @@ def test_info_has_the_same_keys_and_shapes_at_every_step() -> None:
             shapes.add(
                 tuple((key, np.shape(value), np.asarray(value).dtype.kind) for key, value in sorted(info.items()))
             )
+            assert set(info) == set(get_type_hints(GymInfo))  # the keys its TypedDict declares
+            for key, kind in get_type_hints(GymInfo).items():
+                assert isinstance(info[key], kind), (key, info[key])
     assert len(shapes) == 1, shapes
 
 
