@@ -6,8 +6,10 @@ named by ``CARNAC_CI_LOG``, and it turns into a failure any skip whose reason sa
 module named in ``CARNAC_REQUIRE`` is missing, whichever way the test skipped
 (``tests/_frameworks.require``, ``pytest.importorskip`` or a hand-written check).
 
-``python .ci/carnac_ci.py pending LOG...`` prints the tests skipped in every log given
-(the tests still waiting for a venv that has what they need), one node id a line.
+``python .ci/carnac_ci.py pending LOG...`` prints the tests still waiting for a venv that
+has what they need, one node id a line: those whose last outcome in the logs given (in the
+matrix order) is a skip. A test that first appears in a later log (the slow entry runs the
+tests the main entry deselects) joins the list when it skips there.
 ``python .ci/carnac_ci.py unrun MODULES LOG...`` prints those of them whose last skip reason
 says that one of MODULES (comma-separated) is missing: tests that no matrix entry ran.
 """
@@ -92,12 +94,15 @@ def _load(paths: list[str]) -> list[dict[str, list[str]]]:
 
 
 def pending(paths: list[str]) -> dict[str, str]:
-    """Tests skipped in the first log and not passed (or failed) in any later one, with their last reason."""
-    logs = _load(paths)
-    if not logs:
-        return {}
-    waiting = {nodeid: reason for nodeid, (outcome, reason) in logs[0].items() if outcome == "skipped"}
-    for log in logs[1:]:
+    """Tests whose last outcome in the logs is a skip, with their last reason: skipped where
+    they first ran (any log) and not passed (or failed) in a later one."""
+    waiting: dict[str, str] = {}
+    seen: set[str] = set()
+    for log in _load(paths):
+        for nodeid, (outcome, reason) in log.items():
+            if outcome == "skipped" and nodeid not in seen:  # a test seen for the first time, skipped
+                waiting[nodeid] = reason
+            seen.add(nodeid)
         for nodeid in list(waiting):
             outcome = log.get(nodeid)
             if outcome is None:  # a skipped module runs as its tests

@@ -1,11 +1,13 @@
 """The ``carnac`` command: ``arena``, ``evaluate``, ``play``, ``replay`` and ``train``.
 
+    carnac agents                                 # every agent, its options and the shipped az models
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
     carnac arena ... --ray [ADDRESS]              # the games as Ray tasks (the ray extra)
     carnac evaluate SPEC --board medium [--panel medium-v1] [--games N] [--seed S] [--workers W] [--out DIR]
     carnac play --board medium --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH | --html PATH]
+    carnac serve [--port 8080] [--agents greedy,mcts,az,random] [--open]   # play in the browser (serve extra)
     carnac train --board small --out DIR          # AlphaZero-style training (the train extra)
     carnac train ... --workers N | --ray [ADDRESS]   # self-play games in N processes or on Ray actors
 
@@ -29,8 +31,8 @@ from typing import Any, NoReturn, TextIO
 
 from carnac_env.errors import CarnacError
 
-#: The embedded default arena (the README's main command, ``carnac arena``): about a
-#: minute on two cores.
+#: The embedded default arena (the README's main command, ``carnac arena``; the README gives
+#: its measured time, benchmarks/readme_commands.py measures it).
 DEFAULT_ARENA = {"board": "medium", "agents": "random,greedy,mcts", "games": 4, "seed": 0, "out": "carnac-arena"}
 
 SEAT_NAMES = ("Red", "White")
@@ -63,24 +65,41 @@ def build_parser() -> argparse.ArgumentParser:
     from carnac_env.core.boards import BOARDS
 
     boards = ", ".join(BOARDS)
-    parser = CarnacArgumentParser(prog="carnac", description="Carnac: arena, evaluate, play, replay and train.")
-    sub = parser.add_subparsers(dest="command", metavar="{arena,evaluate,play,replay,train}")
+    from carnac_env.agents import agent_table
+
+    parser = CarnacArgumentParser(
+        prog="carnac", description="Carnac: agents, arena, evaluate, play, replay, serve and train."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{agents,arena,evaluate,play,replay,serve,train}")
     sub.required = True
+
+    sub.add_parser(
+        "agents",
+        help="list the agents, their options and the shipped az models",
+        description="List every built-in agent with what it does and its options (an agent spec is "
+        "NAME[:OPTION=VALUE...], e.g. mcts:sims=400 or az:model=runs/az/best.npz:sims=0), "
+        "and the models the az agent plays.",
+    )
 
     arena = sub.add_parser(
         "arena",
         help="round robin between agents, with ratings",
-        description="Round robin between agents: every pair plays --games games, seats alternating. "
-        "Writes OUT/games.jsonl, OUT/results.json (and OUT/ratings.png with matplotlib). "
-        "Run the same command again to resume an interrupted arena. "
-        f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
-        f"{DEFAULT_ARENA['games']} games per pair.",
+        description=textwrap.fill(
+            "Round robin between agents: every pair plays --games games, seats alternating. "
+            "Writes OUT/games.jsonl, OUT/results.json (and OUT/ratings.png with matplotlib). "
+            "Run the same command again to resume an interrupted arena. "
+            f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
+            f"{DEFAULT_ARENA['games']} games per pair.",
+            98,
+        ),
+        epilog="agents (carnac agents says more about each option):\n" + agent_table(options=False, width=98),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     arena.add_argument("--board", default=DEFAULT_ARENA["board"], help=f"board name ({boards})")
     arena.add_argument(
         "--agents",
         default=DEFAULT_ARENA["agents"],
-        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (see docs/agents.md)",
+        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (the agents are listed below)",
     )
     arena.add_argument("--games", type=_positive, default=DEFAULT_ARENA["games"], help="games per pair")
     arena.add_argument("--seed", type=int, default=DEFAULT_ARENA["seed"], help="arena seed")
@@ -152,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="a game record (.json) or a file of records (.jsonl)")
     replay.add_argument("--line", type=_positive, default=None, help="the record's line in a .jsonl file (from 1)")
     replay.add_argument("--all", action="store_true", help="print every step without waiting")
-    replay.add_argument("--gif", default=None, help="write an animated GIF instead (needs the render extra)")
+    replay.add_argument("--gif", default=None, help="write an animated GIF instead")
     replay.add_argument("--mp4", default=None, help="write an MP4 video instead (needs the video extra)")
     replay.add_argument(
         "--html",
@@ -161,6 +180,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+
+    from carnac_env.serve import DEFAULT_PORT
+
+    serve = sub.add_parser(
+        "serve",
+        help="play against an agent in a web browser (needs the serve extra)",
+        description=textwrap.fill(
+            "A local web server with a page where you play against an agent on any board: click a "
+            "square and an orientation to place (the tilts it would allow are previewed), click where a tilt "
+            "lands or decline; the score, who leads and why are shown as you play; undo, and download the game "
+            "record (for carnac replay). The agents think in worker threads, so the page stays responsive. "
+            "Bound to 127.0.0.1 unless --host says otherwise. Ctrl-C stops it.",
+            98,
+        ),
+        epilog="agents:\n" + agent_table(options=False, width=98),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free port)"
+    )
+    serve.add_argument(
+        "--agents",
+        default="greedy,mcts,az,random",
+        help="the opponents the page offers, comma-separated specs (default greedy,mcts,az,random); "
+        "their options set the budget, e.g. mcts:sims=500 (a page cannot ask for others)",
+    )
+    serve.add_argument(
+        "--boards", default=None, help=f"the boards the page offers, comma-separated (default all: {boards})"
+    )
+    serve.add_argument("--workers", type=_positive, default=2, help="threads the agents think in (default 2)")
+    serve.add_argument("--open", action="store_true", help="open the page in the default web browser")
 
     train = sub.add_parser(
         "train",
@@ -180,6 +233,50 @@ def cmd_train(args: argparse.Namespace) -> int:
     from carnac_env.train.cli import main as train_main
 
     return train_main(args)
+
+
+# --------------------------------------------------------------------------- agents
+def cmd_agents(args: argparse.Namespace) -> int:
+    """Print every built-in agent with its options, then the models the az agent plays."""
+    from carnac_env.agents import agent_table
+
+    width = max(60, min(100, shutil.get_terminal_size((100, 24)).columns - 1))
+    print("An agent spec is NAME[:OPTION=VALUE...], e.g. mcts:sims=400 or az:model=runs/az/best.npz:sims=0.\n")
+    print(agent_table(width=width))
+    print()
+    print(_az_models_text(width))
+    return 0
+
+
+def _az_models_text(width: int) -> str:
+    """The models shipped for the az agent: each one's board, size and training games, and which
+    model plays each board (its own, or the fallback)."""
+    import json
+
+    from carnac_env.agents.az import FALLBACK_MODELS, shipped_models
+    from carnac_env.core.boards import BOARDS
+
+    shipped = shipped_models()
+    lines = ["Models shipped for az (az:model=NAME, or a .npz file from carnac train):"]
+    for name, path in shipped.items():
+        try:
+            card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            card = {}
+        shape = card.get("architecture") or {}
+        facts = []
+        if shape:
+            facts.append(f"{shape.get('blocks', '?')} residual blocks of {shape.get('channels', '?')} channels")
+        if card.get("games"):
+            facts.append(f"trained on {card['games']} games")
+        lines.append(f"  {name:12} {path.name}" + (f": {', '.join(facts)}" if facts else ""))
+    fallback = next((name for name in FALLBACK_MODELS if name in shipped), None)
+    others = [board for board in BOARDS if board not in shipped]
+    if others:
+        plays = f"the {fallback} model (not trained there)" if fallback else "no model: pass az:model=PATH"
+        lines.extend(textwrap.wrap(f"By default az plays each board's own model; {', '.join(others)}: {plays}.", width))
+    lines.append("The model cards (how each was trained, what it reaches): carnac_env/models/*.json, docs/training.md.")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- arena
@@ -346,7 +443,7 @@ def _play_loop(
         try:
             action = env.parse_action(line)
         except ValueError as err:  # CarnacError, or a number Python will not read (e.g. '²', 5000 digits)
-            _say(f"Not a move: {_short(str(err))}. Type 'moves' to list the legal moves.", width)
+            _say(f"Not a move: {_shorten_echo(str(err), line)}. Type 'moves' to list the legal moves.", width)
             continue
         reason = refusal(game, action)
         if reason is not None:
@@ -375,8 +472,12 @@ def _say(text: str, width: int) -> None:
     print(textwrap.fill(text, width=max(20, width), subsequent_indent="  ", break_long_words=False))
 
 
-def _short(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _shorten_echo(message: str, line: str, keep: int = 24) -> str:
+    """``message`` with a long echo of the typed ``line`` cut to its first characters, so
+    that the explanation after it is printed whole (a 5000-digit line is not repeated)."""
+    if len(line) > keep:
+        message = message.replace(line, line[: keep - 3] + "...")
+    return message if len(message) <= 400 else message[:397] + "..."
 
 
 def _names(args: argparse.Namespace) -> tuple[str, str]:
@@ -472,16 +573,32 @@ def _write_replays(record: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- serve
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the play page until Ctrl-C."""
+    from carnac_env.arena import split_agents
+    from carnac_env.serve import serve
+
+    boards = [b.strip() for b in args.boards.split(",") if b.strip()] if args.boards else None
+    try:
+        serve(args.host, args.port, split_agents(args.agents), boards, args.workers, args.open)
+    except KeyboardInterrupt:
+        print("\ncarnac serve: stopped")
+    return 0
+
+
 # --------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``carnac`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers = {
+        "agents": cmd_agents,
         "arena": cmd_arena,
         "evaluate": cmd_evaluate,
         "play": cmd_play,
         "replay": cmd_replay,
+        "serve": cmd_serve,
         "train": cmd_train,
     }
     try:

@@ -183,6 +183,10 @@ class GymInfo(AECInfo):
     action_mask: np.ndarray
     #: The learner's seat in this game: 0 (Red) or 1 (White).
     seat: int
+    #: int16, as ``dolmens``: the opponent's dolmen sizes (zeros until the end).
+    opponent_dolmens: np.ndarray
+    #: The opponent's BGA score (0 until the end).
+    opponent_score: int
     #: Whether the episode ended by the learner's illegal action (``illegal_action="lose"``).
     illegal_action: bool
 
@@ -203,6 +207,10 @@ class VectorInfo(TypedDict, total=False):
     _score: np.ndarray
     winner: np.ndarray  # int64 (N,)
     _winner: np.ndarray
+    opponent_dolmens: np.ndarray  # int16 (N, info_dolmen_slots(board))
+    _opponent_dolmens: np.ndarray
+    opponent_score: np.ndarray  # int64 (N,)
+    _opponent_score: np.ndarray
     illegal_action: np.ndarray  # bool (N,)
     _illegal_action: np.ndarray
     final_obs: np.ndarray  # object (N,): a finished game's last observation, None elsewhere

@@ -57,6 +57,7 @@ action, its notation and why, and changes nothing. Mask the policy to avoid both
 ``info`` has the same keys and shapes at every step: ``"action_mask"``, ``"seat"``, and as in
 the AEC env ``"dolmens"`` (the learner's dolmen sizes, largest first, zero-padded to a fixed
 length), ``"score"`` (BGA score) and ``"winner"`` (0, 1, or -1 for a draw or a game not over),
+with ``"opponent_dolmens"`` and ``"opponent_score"`` beside them for the other seat, all
 filled in on the last step; ``"illegal_action"`` (bool) is True on a forfeit, whose reason is
 :attr:`CarnacEnv.forfeit`. Every value is a number or a numeric array, so TorchRL's
 ``auto_register_info_dict`` and Tianshou's buffers can store them.
@@ -284,14 +285,18 @@ class CarnacEnv(gym.Env):
         )
 
     def _info(self) -> GymInfo:
-        facts = self.aec.infos.get(AGENTS[self.seat]) if self.aec.game.is_over else None
-        ends = blank_info(self.board) if facts is None else facts
+        over = self.aec.game.is_over
+        mine, theirs = (self.aec.infos.get(AGENTS[seat]) if over else None for seat in (self.seat, 1 - self.seat))
+        ends = blank_info(self.board) if mine is None else mine
+        other = blank_info(self.board) if theirs is None else theirs
         return GymInfo(
             action_mask=self.action_masks(),
             seat=self.seat,
             dolmens=ends["dolmens"],
             score=ends["score"],
             winner=ends["winner"],
+            opponent_dolmens=other["dolmens"],
+            opponent_score=other["score"],
             illegal_action=self._forfeit is not None,
         )
 

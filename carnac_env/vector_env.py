@@ -49,7 +49,8 @@ the turn, until the learner acts again in every game.
 **Infos** (:class:`~carnac_env.env_common.VectorInfo`): the single env's keys, stacked, each
 with its ``_key`` mask (all True): ``action_mask`` ``(N, num_actions)`` bool (also
 :meth:`CarnacVectorEnv.action_masks`, sb3-contrib's convention), ``seat``, ``dolmens``,
-``score``, ``winner`` (filled in at a game's end) and ``illegal_action``.
+``score``, ``winner``, ``opponent_dolmens``, ``opponent_score`` (filled in at a game's end) and
+``illegal_action``.
 
 **Illegal actions.** An action outside the action space raises
 :class:`~carnac_env.errors.CarnacError`, naming the envs; an illegal one is handled as
@@ -444,6 +445,8 @@ class CarnacVectorEnv(VectorEnv):
             "dolmens": np.zeros((n, self._slots), dtype=np.int16),
             "score": np.zeros(n, dtype=np.int64),
             "winner": np.full(n, -1, dtype=np.int64),
+            "opponent_dolmens": np.zeros((n, self._slots), dtype=np.int16),
+            "opponent_score": np.zeros(n, dtype=np.int64),
             "illegal_action": np.zeros(n, dtype=bool),
         }
 
@@ -456,6 +459,8 @@ class CarnacVectorEnv(VectorEnv):
             "dolmens": np.zeros((n, self._slots), dtype=np.int16),
             "score": np.zeros(n, dtype=np.int64),
             "winner": np.where(done, -1, 0).astype(np.int64),
+            "opponent_dolmens": np.zeros((n, self._slots), dtype=np.int16),
+            "opponent_score": np.zeros(n, dtype=np.int64),
             "illegal_action": ends.illegal & done,
         }
         rows = np.flatnonzero(ends.by_rules & done)
@@ -467,9 +472,10 @@ class CarnacVectorEnv(VectorEnv):
             cells = np.where(own, own_colour(seat), np.where(other, opponent_colour(seat), 0)).astype(np.uint8)
             sizes = np.zeros((len(rows), 2, self._slots), dtype=np.int16)
             dolmens_of(cells, self.board.arrays.neighbours, self.board.min_dolmen, sizes)
-            mine = sizes[np.arange(len(rows)), seat[:, 0]]
-            info["dolmens"][rows] = mine
-            info["score"][rows] = [bga_score([int(size) for size in row if size]) for row in mine]
+            for key, sides in (("", seat[:, 0]), ("opponent_", 1 - seat[:, 0])):
+                held = sizes[np.arange(len(rows)), sides]
+                info[f"{key}dolmens"][rows] = held
+                info[f"{key}score"][rows] = [bga_score([int(size) for size in row if size]) for row in held]
             reward, seat = ends.rewards[rows], seat[:, 0]
             info["winner"][rows] = np.where(reward > 0, seat, np.where(reward < 0, 1 - seat, -1))
         return info

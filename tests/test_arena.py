@@ -227,3 +227,50 @@ def test_killed_arena_resumes_to_the_same_files(tmp_path: Path) -> None:
         assert (interrupted / name).read_bytes() == (reference / name).read_bytes(), name
     lines = (interrupted / "games.jsonl").read_text().splitlines()
     assert len(lines) == len(set(lines)) == 18
+
+
+# --------------------------------------------------------------------------- progress during games
+def test_progress_counts_every_placement_and_a_full_boards_unplaced_megaliths() -> None:
+    from carnac_env.core.boards import make_board
+
+    crowded = make_board("small", rows=3, cols=3, megaliths=9)  # fills up before the supply runs out
+    for board in (make_board("petit_menec"), crowded):
+        calls: list[int] = []
+        record = play_game(board, "random", "greedy", 0, on_progress=calls.append)
+        state = record.replay()
+        assert calls[: state.placed] == [1] * state.placed  # one call per placement, as it happens
+        assert sum(calls) == board.megaliths
+    assert state.placed < crowded.megaliths  # the crowded board did end early
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_bar_moves_during_games_and_ends_full(workers: int) -> None:
+    from carnac_env.arena.run import GameBar
+    from carnac_env.arena.runner import local_games
+    from carnac_env.core.boards import make_board
+
+    class Bar:  # tqdm's part of the interface, recorded
+        def __init__(self, total: int, initial: int, **_: object) -> None:
+            self.total, self.n, self.updates, self.labels = total, initial, [], []
+
+        def update(self, n: int) -> None:
+            self.n += n
+            self.updates.append(n)
+
+        def set_description_str(self, text: str) -> None:
+            self.labels.append(text)
+
+        def refresh(self) -> None:
+            self.updates.append(0)
+
+    board = make_board("petit_menec")
+    games = schedule(["random", "greedy"], 2, seed=0)
+    bar = GameBar(Bar, "arena", len(games), 0, board.megaliths)
+    bar.live = True
+    with local_games(board, games, workers, bar.placed) as finished:
+        for _ in finished:
+            bar.game_over()
+    assert bar.bar.n == bar.bar.total == 2 * board.megaliths
+    assert bar.bar.labels == ["arena 1/2 games", "arena 2/2 games"]
+    if workers == 1:  # in this process: one update per placement
+        assert bar.bar.updates.count(1) >= board.megaliths

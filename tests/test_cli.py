@@ -140,3 +140,31 @@ def test_replay_writes_a_gif(tmp_path: Path) -> None:
     done = carnac("replay", str(record), "--gif", str(tmp_path / "g.gif"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "g.gif").stat().st_size > 0
+
+
+def test_agents_lists_every_registered_agent_with_its_options() -> None:
+    from carnac_env.agents.az import shipped_models
+    from carnac_env.agents.base import _REGISTRY
+
+    done = carnac("agents")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for name, (_, options, description) in _REGISTRY.items():
+        assert f"\n{name} " in out, name
+        assert " ".join(description.split()[:4]) in " ".join(out.split()), description
+        for key, (_, default, _) in options.items():
+            assert f"{key}={default}" in out, (name, key)
+    # What az plays: every shipped model, and the boards that fall back on one.
+    for model in shipped_models():
+        assert f"  {model} " in out and f"{model}.npz" in out
+    assert "not trained there" in out and "your.module.Class" in out
+
+
+def test_arena_help_lists_the_agents_without_pointing_outside_the_package() -> None:
+    from carnac_env.agents.base import _REGISTRY
+
+    out = carnac("arena", "--help").stdout
+    assert "docs/agents.md" not in out and "carnac agents" in out
+    for name, (_, options, _) in _REGISTRY.items():
+        assert f"\n{name} " in out
+        assert all(f"{key}={default}" in out for key, (_, default, _) in options.items())

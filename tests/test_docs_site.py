@@ -35,8 +35,11 @@ def test_mkdocs_build_strict(tmp_path):
     rendering = (site / "rendering" / "index.html").read_text(encoding="utf-8")
     assert '<iframe src="../images/replay.html"' in rendering
     assert (site / "images" / "replay.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    for name in ("play-by-hand", "write-an-agent", "train-maskable-ppo", "self-play"):
+    for name in ("play-by-hand", "write-an-agent", "train-maskable-ppo", "self-play", "alphazero"):
         assert (site / "tutorials" / "notebooks" / f"{name}.ipynb").exists(), name
+    # Pages only: no generator script (docs/*.py) and no evaluation card is published.
+    published = sorted(str(p.relative_to(site)) for p in site.rglob("*") if p.suffix in (".py", ".pyc", ".json"))
+    assert not [p for p in published if not p.startswith(("assets/", "search/"))], published
     # The rules page shows the generated pictures.
     rules = (site / "rules" / "index.html").read_text(encoding="utf-8")
     for picture in ("orientations.png", "tilt.png", "dolmen.png", "tiebreak.png"):

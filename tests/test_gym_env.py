@@ -103,6 +103,23 @@ def test_every_observation_is_the_learners_turn_and_matches_the_core(seat: int) 
         assert info["winner"] == (-1 if result.winner is None else result.winner)
         assert [int(size) for size in info["dolmens"] if size] == list(result.dolmens[seat])
         assert info["score"] == result.scores[seat]
+        # The opponent's side of the result, beside the learner's.
+        assert [int(size) for size in info["opponent_dolmens"] if size] == list(result.dolmens[1 - seat])
+        assert info["opponent_score"] == result.scores[1 - seat]
+        assert info["opponent_dolmens"].shape == info["dolmens"].shape
+
+
+def test_info_holds_both_seats_dolmens_and_scores() -> None:
+    """Both seats' dolmens and scores in every info (zeros until the end), so buffers can stack them."""
+    env = CarnacEnv("small", seat=0)
+    episode = play(env, 3)
+    infos = [episode[0][1]] + [transition[3] for transition in episode[1:]]
+    keys = {"action_mask", "seat", "dolmens", "score", "winner", "opponent_dolmens", "opponent_score", "illegal_action"}
+    for info in infos:
+        assert set(info) == keys
+        assert info["opponent_dolmens"].dtype == np.int16 and info["opponent_dolmens"].shape == info["dolmens"].shape
+        assert type(info["opponent_score"]) is int
+    assert all(not info["opponent_dolmens"].any() and info["opponent_score"] == 0 for info in infos[:-1])
 
 
 def test_mask_in_info_and_action_masks_agree_with_the_core() -> None:

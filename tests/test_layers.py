@@ -5,9 +5,9 @@ From the bottom: the errors; the argument checks and the file writes; the rules 
 renderers, the batched engine, the symmetries and the network models (siblings that ignore
 each other); the JAX engine (which draws with the renderers) and the search (over the
 batched engine); the agents; the environments and the framework adapters; the arena;
-training and evaluation; the mouse game; the command line; and the package's own
-``__init__``. Every
-import of every module counts, including those inside functions (lazy imports are imports).
+training and evaluation; the mouse game and the browser game (serve); the command line;
+and the package's own ``__init__``. Every import of every module counts, including those
+inside functions (lazy imports are imports).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ RANKS: list[list[set[str]]] = [
     [ENVS],
     [{"arena"}],
     [{"train"}, {"evaluate"}],
-    [{"play"}],
+    [{"play"}, {"serve"}],
     [{"cli"}],
     [{"__init__"}],
 ]

@@ -46,6 +46,15 @@ def test_odd_numbers_are_asked_again_not_a_traceback(tmp_path: Path):
     assert GameRecord.load(save).moves[0] == "c3 Rns"  # the game went on after the bad lines
 
 
+def test_the_hint_for_a_bad_move_is_printed_whole(tmp_path: Path):
+    done = carnac(
+        "play", "--board", "small", "--opponent", "random", "--save", str(tmp_path / "g.json"), stdin="xyz\nquit\n"
+    )
+    said = " ".join(done.stdout.split("Not a move:")[1].split())  # the hint, its wrapped lines joined
+    assert "'tilt N' (N, E, S or W) or 'decline'. Type 'moves' to list the legal moves." in said
+    assert "...." not in said
+
+
 def test_refusals_speak_of_players_and_moves(tmp_path: Path):
     done = carnac(
         "play", "--board", "small", "--opponent", "random", "--save", str(tmp_path / "g.json"), stdin="tilt S\nquit\n"

@@ -404,3 +404,53 @@ if __name__ == "__main__":
         regenerate()
     else:
         print(__doc__)
+
+
+# --------------------------------------------------------------------------- the BGA score, live outlines
+def _texts(renderer: ImageRenderer, state: GameState, **options) -> tuple[str, np.ndarray]:
+    """What the status panel writes (its lines joined), and the picture."""
+    written: list[str] = []
+    paste = renderer.paste_text
+
+    def record(image, xy, text, *args, **kwargs):
+        written.append(text)
+        return paste(image, xy, text, *args, **kwargs)
+
+    renderer.paste_text = record
+    try:
+        image = renderer.draw(state, **options)
+    finally:
+        del renderer.paste_text
+    return " ".join(written), image
+
+
+@pytest.mark.parametrize("cell", [24, 48])
+def test_the_panel_shows_each_sides_bga_score_beside_its_dolmens(cell):
+    renderer = ImageRenderer("petit_menec", cell)
+    state = GameState("petit_menec")
+    for action in random_game("petit_menec", seed=5):
+        state.apply(action)
+        text, _ = _texts(renderer, state)
+        red, white = state.result().scores if state.is_over else state.score_now().scores
+        if state.is_over:
+            assert f"(BGA {red}) | White" in text and f"(BGA {white})" in text
+        else:
+            assert "Dolmens now: Red " in text and f"BGA {red})" in text and f"BGA {white})" in text
+
+
+def test_replay_frames_outline_the_dolmens_as_they_stand():
+    from carnac_env.core.record import GameRecord
+    from carnac_env.core.scoring import dolmens
+    from carnac_env.render.animate import frames, positions
+
+    record = GameRecord.from_actions(make_board("petit_menec"), random_game("petit_menec", seed=5))
+    renderer = ImageRenderer("petit_menec", 40)
+    checked = 0
+    for (image, _), (state, _, marks, _) in zip(frames(record, 40), positions(record)):
+        if state.is_over or not dolmens(state.board, state.cells):
+            continue
+        board = np.asarray(image)[-renderer.layout.height :]  # below the caption
+        assert np.array_equal(board, renderer.draw(state, marks=marks, dolmens=True))
+        assert not np.array_equal(board, renderer.draw(state, marks=marks))  # the outlines are there
+        checked += 1
+    assert checked

@@ -9,6 +9,7 @@ missing browser fails the test.
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import subprocess
@@ -55,6 +56,30 @@ def test_page_is_self_contained_with_every_position_and_caption():
     for forbidden in ("http://", "https://", "src=", "@import"):
         assert forbidden not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "Game over" in frames[-1] and "Why:" in frames[-1]
+
+
+def test_every_frame_outlines_the_dolmens_as_they_stand_and_shows_the_bga_scores():
+    from carnac_env.core.scoring import dolmens
+    from carnac_env.render.animate import positions
+
+    record = random_record()
+    frames = embedded(replay_html(record), "frames")
+    states = [state for state, _, _, _ in positions(record)]
+    live = [i for i, state in enumerate(states[:-1]) if dolmens(state.board, state.cells)]
+    assert live, "the test game should have a dolmen before its end"
+    for i, (state, frame) in enumerate(zip(states, frames)):
+        assert frame.count('class="dolmen"') == len(dolmens(state.board, state.cells)), i
+        scores = state.score_now().scores
+        text = frame.replace("\u00a0", " ")
+        assert f"BGA {scores[0]}" in text and f"BGA {scores[1]}" in text, i
+
+
+def test_the_page_has_a_legend_for_the_marks():
+    page = replay_html(random_record())
+    legend = page[page.index('<ul class="legend"') :]
+    legend = html.unescape(legend[: legend.index("</ul>")])
+    for words in ("Red's dolmens", "White's dolmens", "move just made", "tilts it or declines", "tilt would land"):
+        assert words in legend, words
 
 
 def test_write_checks_the_name_and_the_folder(tmp_path):
@@ -139,6 +164,62 @@ def test_page_in_a_headless_browser(tmp_path):
             "var s = document.getElementById('scrub'); s.value = 2; s.dispatchEvent(new Event('input'));"
         )
         assert caption.text.startswith("2. ")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not errors, errors
+    finally:
+        driver.quit()
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG) of a CSS rgb()/rgba() colour."""
+    channels = [int(float(v)) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
+    linear = [(c / 255) / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(foreground: str, background: str) -> float:
+    a, b = sorted((_luminance(foreground), _luminance(background)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def test_the_address_names_the_position_in_a_headless_browser(tmp_path):
+    record = random_record()
+    path = write_replay_html(record, tmp_path / "game.html")
+    last = len(record.moves)
+    url = path.resolve().as_uri()
+    driver = _browser()
+    try:
+        from selenium.webdriver.common.by import By
+
+        def caption() -> str:
+            return driver.find_element(By.ID, "caption").text
+
+        def fresh(address: str) -> None:  # a new page load at that address
+            driver.get("about:blank")
+            driver.get(address)
+
+        fresh(url + "#move=5")
+        assert caption().startswith("5. ")
+        fresh(url + "#end")
+        assert caption().startswith(f"{last}. ") and "Game over" in caption()
+        fresh(url + "#move=99999")  # past the end: the end
+        assert caption().startswith(f"{last}. ")
+        fresh(url + "#move=nonsense")  # not a position: the start
+        assert caption().startswith("Start")
+        # Stepping writes the position into the address (a link a teacher can copy) ...
+        driver.find_element(By.ID, "next").click()
+        driver.find_element(By.ID, "next").click()
+        assert driver.execute_script("return window.location.hash") == "#move=2"
+        assert driver.find_element(By.ID, "link").get_attribute("href").endswith("#move=2")
+        # ... and editing the address jumps there.
+        driver.execute_script("window.location.hash = '#move=7'")
+        assert caption().startswith("7. ")
+        # The highlighted move reads well: the names' colours and the text against its background.
+        current = driver.find_element(By.CSS_SELECTOR, "#moves button.current")
+        background = current.value_of_css_property("background-color")
+        for element in (current, current.find_element(By.TAG_NAME, "span")):
+            ratio = _contrast(element.value_of_css_property("color"), background)
+            assert ratio >= 4.5, (element.text, ratio)  # WCAG AA for normal text
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         assert not errors, errors
     finally:

@@ -4,7 +4,8 @@
 >>> agent = make("mcts:sims=400", seed=1)
 >>> action = agent.act(env)          # a legal action for env.agent_selection
 
-Built-in agents: ``random``, ``greedy`` and ``mcts`` (see docs/agents.md). Your own agent
+Built-in agents: ``random``, ``greedy``, ``mcts`` and ``az`` (``carnac agents`` lists them, with their
+options; docs/agents.md). Your own agent
 is any object with ``act(env) -> int``; name it in a spec by its import path
 (``mypackage.agents.MyAgent:depth=3``). See :mod:`carnac_env.agents.base` for the protocol.
 """
@@ -14,6 +15,7 @@ from carnac_env.agents.base import (
     FunctionAgent,
     SearchAgent,
     agent_names,
+    agent_table,
     describe_agents,
     game_of,
     make,
@@ -33,6 +35,7 @@ __all__ = [
     "RandomAgent",
     "SearchAgent",
     "agent_names",
+    "agent_table",
     "describe_agents",
     "evaluate",
     "game_of",

@@ -537,9 +537,9 @@ register(
     "az",
     AZAgent,
     {
-        "sims": (int, 300, "PUCT simulations per move; 0: the raw policy"),
+        "sims": (int, 300, "PUCT simulations per move, the search budget; 0: the raw policy (no search)"),
         "c": (float, 1.5, "PUCT exploration constant"),
-        "model": (str, "", "model file (.npz) or shipped model name; default: the board's shipped model"),
+        "model": (str, "", "a .npz file from carnac train or a shipped model's name; default: the board's own"),
     },
-    "AlphaZero-style PUCT search over a policy-value network (numpy inference)",
+    "AlphaZero-style: PUCT search guided by a trained policy-value network, run with numpy alone (no PyTorch)",
 )

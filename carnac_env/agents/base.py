@@ -147,6 +147,55 @@ def describe_agents() -> str:
     return "\n".join(lines)
 
 
+#: The order of :func:`agent_table` (weakest first); agents registered later follow.
+_LISTING_ORDER = ("random", "greedy", "mcts", "az")
+
+
+def agent_table(*, options: bool = True, width: int = 100) -> str:
+    """The built-in agents as a table for a terminal (``carnac agents``, ``carnac arena --help``):
+    each name with its description and, with ``options``, one indented line per option
+    (``option=default`` and what it does), wrapped at ``width`` columns; then how to name your own agent.
+    Generated from the registry, so it lists whatever is registered."""
+    import textwrap
+
+    names = [*_REGISTRY, "your.module.Class"]
+    pad = max(len(name) for name in names) + 2
+    lines: list[str] = []
+
+    def add(head: str, text: str, indent: int) -> None:
+        lines.extend(
+            textwrap.wrap(
+                text, width, initial_indent=" " * indent + head.ljust(pad), subsequent_indent=" " * (indent + pad)
+            )
+        )
+
+    order = sorted(_REGISTRY, key=lambda n: _LISTING_ORDER.index(n) if n in _LISTING_ORDER else len(_LISTING_ORDER))
+    for name in order:
+        _, known, description = _REGISTRY[name]
+        if options or not known:
+            add(name, description, 0)
+        else:
+            add(name, f"{description} (options: {', '.join(f'{k}={d}' for k, (_, d, _) in known.items())})", 0)
+        if options and known:
+            column = max(len(f"{key}={default}") for key, (_, default, _) in known.items()) + 2
+            for key, (_, default, text) in known.items():
+                lines.extend(
+                    textwrap.wrap(
+                        text,
+                        width,
+                        initial_indent=" " * pad + f"{key}={default}".ljust(column),
+                        subsequent_indent=" " * (pad + column),
+                    )
+                )
+    add(
+        "your.module.Class",
+        "your own agent: an import path to a class with act(env), an agent object or a function env -> action, "
+        "options as keyword arguments (your.module.Class:depth=3); importing it runs its code",
+        0,
+    )
+    return "\n".join(lines)
+
+
 def _convert(text: str) -> Any:
     low = text.lower()
     if low in ("true", "yes", "on"):

@@ -97,8 +97,10 @@ def play_schedule(
     The caller holds the folder's lock (:func:`~carnac_env._files.lock_folder`).
     ``stored`` (the settings for ``arena.json``) is checked against the folder first, the
     stored games are checked and kept, and each new game is appended as it finishes.
-    ``bar_class`` (tqdm, or None for no bar) shows the progress under ``desc``; ``echo``
-    (if given) is told when there is nothing left to play.
+    ``bar_class`` (tqdm, or None for no bar) shows the progress under ``desc``, counted in
+    megaliths placed (``board.megaliths`` per game) so that it moves during a game (on Ray,
+    when a game ends), with the games finished in its label; ``echo`` (if given) is told
+    when there is nothing left to play.
 
     Raises:
         CarnacError: as :func:`run_arena`, before any game is played.
@@ -109,26 +111,73 @@ def play_schedule(
     todo = [g for g in planned if g.key not in done]
     if not todo and echo is not None:
         echo(f"all {len(planned)} games already played in {store.games_path}; nothing new to play")
-    with sigterm_as_interrupt(), _finished_games(board, todo, workers, ray) as finished:
-        store.write_settings(stored)
-        bar = None
-        if bar_class is not None:
-            bar = bar_class(total=len(planned), initial=len(done), unit="game", desc=desc, file=sys.stderr)
-        try:
+    bar = None
+    if bar_class is not None:
+        bar = GameBar(bar_class, desc, len(planned), len(done), board.megaliths)
+    try:
+        with sigterm_as_interrupt(), _finished_games(board, todo, workers, ray, bar) as finished:
+            store.write_settings(stored)
             done.update(_store_games(store, finished, bar, len(todo)))
-        finally:
-            if bar is not None:
-                bar.close()
+    finally:
+        if bar is not None:
+            bar.close()
     return [done[g.key] for g in planned]
 
 
+class GameBar:
+    """The arena's progress bar: megaliths placed out of all the games' megaliths, and the
+    games finished in its label (``arena 3/12 games:  37%|###  | 330/896 megaliths``)."""
+
+    def __init__(self, bar_class: Any, desc: str, games: int, done: int, megaliths: int) -> None:
+        self.desc, self.games, self.done, self.megaliths = desc, games, done, megaliths
+        self.bar = bar_class(
+            total=games * megaliths,
+            initial=done * megaliths,
+            desc=self._label(),
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} megaliths [{elapsed}<{remaining}]",
+            file=sys.stderr,
+        )
+        self.live = False  # whether placements are reported as they happen (else per game)
+        self._drawn = time.monotonic()
+
+    def _label(self) -> str:
+        return f"{self.desc} {self.done}/{self.games} games"
+
+    def placed(self, n: int) -> None:
+        """``n`` more megaliths placed; with none, the bar is redrawn once a second so that
+        its clock moves while a game is being thought about (or its search compiled)."""
+        now = time.monotonic()
+        if n:
+            self.bar.update(n)
+        elif now - self._drawn >= 1.0:
+            self.bar.refresh()
+        else:
+            return
+        self._drawn = now
+
+    def game_over(self) -> None:
+        """One more game finished."""
+        self.done += 1
+        if not self.live:
+            self.bar.update(self.megaliths)
+        self.bar.set_description_str(self._label())
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 @contextmanager
-def _finished_games(board: Board, todo: list[ArenaGame], workers: int, ray: str | None) -> Iterator[Iterator[Finished]]:
-    """The runner for ``todo``: nothing to start when nothing is left, else local processes or Ray."""
+def _finished_games(
+    board: Board, todo: list[ArenaGame], workers: int, ray: str | None, bar: GameBar | None = None
+) -> Iterator[Iterator[Finished]]:
+    """The runner for ``todo``: nothing to start when nothing is left, else local processes or Ray
+    (which report to ``bar`` per game only)."""
     if not todo:
         yield iter(())
     elif ray is None:
-        with local_games(board, todo, workers) as finished:
+        if bar is not None:
+            bar.live = True
+        with local_games(board, todo, workers, bar.placed if bar is not None else None) as finished:
             yield finished
     else:
         with ray_session(ray, workers if workers > 1 else None) as session:
@@ -139,7 +188,7 @@ def _finished_games(board: Board, todo: list[ArenaGame], workers: int, ray: str 
                 finished.close()
 
 
-def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any, todo: int) -> dict[Key, str]:
+def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: GameBar | None, todo: int) -> dict[Key, str]:
     """Append each game to ``games.jsonl`` as it finishes (the file is not opened when
     nothing is left to play)."""
     done: dict[Key, str] = {}
@@ -151,7 +200,7 @@ def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: Any, todo
             out.line(line)
             done[key] = line
             if bar is not None:
-                bar.update(1)
+                bar.game_over()
             if hold is not None and len(done) == hold[0]:
                 _hold(hold[1])
     return done

@@ -5,28 +5,41 @@ any order; the caller (:func:`carnac_env.arena.run_arena`) stores the lines. Gam
 this process (``workers=1``) or in a pool of spawned processes. Leaving the ``with`` block
 early (an error, Ctrl-C or SIGTERM) terminates the workers at once, so only finished
 games, already written, remain.
+
+Progress is counted in megaliths: every game is worth ``board.megaliths``, one for each
+placement, and a game that ends early (a full board) counts its unplaced megaliths when it
+ends. ``local_games(..., on_progress=f)`` calls ``f(n)`` in the calling process with the
+megaliths counted since the last call: after every placement with one worker; from a
+counter the workers share, a few times a second, with several. A progress bar so moves
+during a long game, not only when one ends.
 """
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from carnac_env.agents import make
 from carnac_env.arena.schedule import ArenaGame
 from carnac_env.core.boards import Board, make_board
+from carnac_env.core.game import PLACE
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
 
 Finished = tuple[tuple[str, str, int], str]
 
 
-def play_game(board: Board | str, red: str | Any, white: str | Any, seed: int) -> GameRecord:
+def play_game(
+    board: Board | str, red: str | Any, white: str | Any, seed: int, on_progress: Callable[[int], None] | None = None
+) -> GameRecord:
     """Play one game on the AEC env between two agents (specs or agent objects).
 
     The agents are built (or re-seeded) with seeds derived from ``seed`` and their seat.
+    ``on_progress(1)`` (if given) is called after every placement, and at the end with the
+    megaliths left unplaced when the game ended early, so the calls add up to
+    ``board.megaliths`` per game.
 
     Raises:
         CarnacError: an agent returned an illegal action (naming the agent and the move).
@@ -44,56 +57,109 @@ def play_game(board: Board | str, red: str | Any, white: str | Any, seed: int) -
             if hasattr(spec, "reset"):
                 spec.reset(agent_seed)
             players.append(spec)
-    while not env.game.is_over:
-        seat = env.game.to_act
+    game = env.game
+    while not game.is_over:
+        seat = game.to_act
         action = players[seat].act(env)
+        placing = on_progress is not None and game.phase == PLACE
         try:
             env.step(action)
         except CarnacError as err:
             name = red if seat == 0 else white
             raise CarnacError(f"agent {name!r} chose an illegal move: {err}") from None
+        if placing:
+            on_progress(1)
+    if on_progress is not None and game.placed < game.board.megaliths:
+        on_progress(game.board.megaliths - game.placed)
     return env.record()
 
 
-def play_arena_game(board: Board, game: ArenaGame) -> Finished:
+def play_arena_game(board: Board, game: ArenaGame, on_progress: Callable[[int], None] | None = None) -> Finished:
     """Play one game of the schedule; return its key and its line for ``games.jsonl``."""
     red, white = game.seats
-    record = play_game(board, red, white, game.seed)
+    record = play_game(board, red, white, game.seed, on_progress)
     record.meta = game.meta()
     return game.key, record.to_json()
 
 
+#: In a worker process: the counter of megaliths placed that all workers share (set by
+#: :func:`_start_worker`), or None.
+_COUNTER: Any = None
+
+
+def _count(n: int) -> None:
+    with _COUNTER.get_lock():
+        _COUNTER.value += n
+
+
 def _play_task(task: tuple[Board, ArenaGame]) -> Finished:
     """Worker entry point (a module-level function, so spawned processes can import it)."""
-    return play_arena_game(*task)
+    return play_arena_game(*task, on_progress=_count if _COUNTER is not None else None)
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the main process, which stops them."""
+def _start_worker(counter: Any = None) -> None:
+    """Workers leave Ctrl-C to the main process, which stops them; ``counter`` is the shared
+    count of megaliths placed."""
+    global _COUNTER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _COUNTER = counter
+
+
+#: Seconds between two looks at the workers' shared counter while no game finishes.
+POLL_SECONDS = 0.25
 
 
 @contextmanager
-def local_games(board: Board, games: list[ArenaGame], workers: int) -> Iterator[Iterator[Finished]]:
+def local_games(
+    board: Board, games: list[ArenaGame], workers: int, on_progress: Callable[[int], None] | None = None
+) -> Iterator[Iterator[Finished]]:
     """The finished games, in this process or in ``workers`` spawned processes.
 
     Use as ``with local_games(...) as finished: for key, line in finished: ...``; the
-    workers are terminated when the block is left, however it is left.
+    workers are terminated when the block is left, however it is left. ``on_progress``
+    is told of the megaliths placed, in this process, as the module docstring says.
     """
     tasks = [(board, game) for game in games]
     if workers <= 1 or len(tasks) <= 1:
-        yield map(_play_task, tasks)
+        yield (play_arena_game(board, game, on_progress) for game in games)
         return
     import multiprocessing
 
-    pool = multiprocessing.get_context("spawn").Pool(min(workers, len(tasks)), _ignore_sigint)
+    context = multiprocessing.get_context("spawn")
+    counter = context.Value("q", 0) if on_progress is not None else None
+    pool = context.Pool(min(workers, len(tasks)), _start_worker, (counter,))
     try:
-        yield pool.imap_unordered(_play_task, tasks)
+        results = pool.imap_unordered(_play_task, tasks)
+        yield results if counter is None else _polled(results, len(tasks), counter, on_progress)
         pool.close()
         pool.join()
     finally:
         pool.terminate()
         pool.join()
+
+
+def _polled(results: Any, count: int, counter: Any, on_progress: Callable[[int], None]) -> Iterator[Finished]:
+    """The pool's results, reading the shared counter while waiting for each one."""
+    import multiprocessing
+
+    seen = 0
+
+    def report() -> None:
+        nonlocal seen
+        now = counter.value
+        on_progress(now - seen)  # also when nothing moved: a bar's clock keeps ticking
+        seen = now
+
+    for _ in range(count):
+        while True:
+            try:
+                finished = results.next(timeout=POLL_SECONDS)
+            except multiprocessing.TimeoutError:
+                report()
+                continue
+            break
+        report()
+        yield finished
 
 
 class ArenaTerminated(KeyboardInterrupt):

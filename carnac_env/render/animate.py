@@ -1,10 +1,11 @@
-"""Animated replays of recorded games: ``.gif`` (Pillow, the ``render`` extra) or ``.mp4``
+"""Animated replays of recorded games: ``.gif`` (Pillow, a core dependency) or ``.mp4``
 (imageio-ffmpeg, the ``video`` extra, which ships its own ffmpeg).
 
 One frame for the starting position, then one after each decision, captioned with the move
 just made ("12. White: tilt N", its squares marked with a blue dot), as ``carnac replay``
-prints it; the last frame (held three times as long) adds the result. ``carnac replay FILE --gif out.gif`` calls
-:func:`write_animation`.
+prints it, with the dolmens outlined as they stand and each side's Board Game Arena score
+beside its dolmens under the board; the last frame (held three times as long) adds the
+result. ``carnac replay FILE --gif out.gif`` calls :func:`write_animation`.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def _with_caption(
     height: int,
 ) -> Any:
     image = renderer.new_image(width, height + caption_height, CAPTION_BACKGROUND)
-    image.paste(renderer.draw_image(state, marks=marks), (0, caption_height))
+    image.paste(renderer.draw_image(state, marks=marks, dolmens=True), (0, caption_height))
     draw = renderer.drawing(image)
     size = renderer.font_size
     x = renderer.layout.left

@@ -132,10 +132,9 @@ def status_lines(
         result = state.result()
         for player in (0, 1):
             sizes = list(result.dolmens[player])
-            lines.append(
-                f"{PLAYER_NAMES[player]} ({names[player]}): {len(sizes)} dolmens {sizes}, "
-                f"BGA score {result.scores[player]}"
-            )
+            noun = "dolmen" if len(sizes) == 1 else "dolmens"
+            who = f"{PLAYER_NAMES[player]} ({names[player]})"
+            lines.append(f"{who}: {len(sizes)} {noun} {sizes}, BGA score {result.scores[player]}")
         lines.append("Game over: " + result_line(result, names))
         return _wrap(lines, width)
     lines.append("Dolmens now: " + score_line(state))

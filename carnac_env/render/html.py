@@ -5,8 +5,14 @@ The page needs no server and no network: the board is inline SVG (drawn by
 lines of plain JavaScript swap them. It has buttons to step (first, back, play/pause,
 forward, last), a slider to scrub, the move list (click a move to jump to the position
 after it), and the arrow keys. The caption names the move **just made**, as the text replay
-(``carnac replay``) and the GIF do, and the board shows each side's dolmens now and who
-leads (at the end: the result and the tie-break that decided it).
+(``carnac replay``) and the GIF do, and the board shows each side's dolmens now, outlined on
+every position, with each side's Board Game Arena score and who leads (at the end: the
+result and the tie-break that decided it). A legend under the board explains the outlines,
+the last move's dot, the ring of a megalith awaiting a decision and the tilt previews.
+
+The address says which position is shown, so a teacher can link a moment of the game:
+``game.html#move=12`` opens after move 12, ``#end`` at the end (``#move=0``: the start).
+Stepping updates the address; editing it jumps there.
 
 >>> from carnac_env.core.record import GameRecord                # doctest: +SKIP
 >>> write_replay_html(GameRecord.load("game.json"), "game.html")  # doctest: +SKIP
@@ -25,7 +31,20 @@ from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
 from carnac_env.render.animate import positions
 from carnac_env.render.score import result_line
-from carnac_env.render.style import BOARD_RIM, PAGE_BACKGROUND, RED_TEXT, SOFT_TEXT, TEXT_COLOUR, hex_colour
+from carnac_env.render.style import (
+    BOARD_RIM,
+    DOLMEN_LINES,
+    FACE_COLOURS,
+    FACE_EDGES,
+    MARK_COLOUR,
+    PAGE_BACKGROUND,
+    PENDING_RING,
+    RED_TEXT,
+    SOFT_TEXT,
+    SQUARE_COLOUR,
+    TEXT_COLOUR,
+    hex_colour,
+)
 from carnac_env.render.svg import SvgLayout, board_layer, pieces_layer
 
 _STYLE = Template(
@@ -40,8 +59,12 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
 #caption { font-weight: bold; min-height: 1.3em; margin: .3em 0; }
 #moves { max-height: 32em; overflow-y: auto; margin: 0; padding-left: 2.8em; }
 #moves li button { border: none; background: none; cursor: pointer; font: inherit; padding: .05em .3em; }
-#moves li button.current { background: $rim; color: #fff; border-radius: 3px; }
-.red { color: $red; } .white { color: $soft; }
+#moves li button.current { background: #ffe9a8; color: #282826; border-radius: 3px; outline: 2px solid #b08400; }
+.red { color: #a02620; font-weight: bold; } .white { color: #55534c; font-weight: bold; }
+.legend { list-style: none; padding: 0; margin: .4em 0; font-size: .9em; color: #45443f; max-width: 34em; }
+.legend li { display: flex; align-items: center; gap: .5em; margin: .15em 0; }
+.legend svg { flex: none; }
+#link { font-size: .9em; color: #45443f; }
 """
 ).substitute(  # the colours of render/style.py
     page=hex_colour(PAGE_BACKGROUND),
@@ -51,7 +74,7 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
     red=hex_colour(RED_TEXT),
 )
 
-_SCRIPT = """
+_SCRIPT = r"""
 (function () {
   "use strict";
   var frames = JSON.parse(document.getElementById("frames").textContent);
@@ -62,14 +85,33 @@ _SCRIPT = """
   var where = document.getElementById("where");
   var playButton = document.getElementById("play");
   var moveButtons = document.querySelectorAll("#moves button");
-  var index = 0, timer = null;
+  var link = document.getElementById("link");
+  var index = 0, timer = null, last = frames.length - 1;
+  // The position the address names: #move=N (clamped to the game) or #end; else the start.
+  function fromHash() {
+    var hash = window.location.hash.replace(/^#/, "");
+    if (hash === "end") { return last; }
+    var m = /^move=(\d+)$/.exec(hash);
+    return m ? Math.min(Number(m[1]), last) : 0;
+  }
+  function setHash(i) {
+    var hash = "#move=" + i;
+    link.href = hash;
+    if (window.location.hash === hash) { return; }
+    try { history.replaceState(null, "", hash); } catch (e) { window.location.replace(hash); }
+  }
   function show(i) {
-    index = Math.max(0, Math.min(frames.length - 1, i));
+    index = Math.max(0, Math.min(last, i));
     pieces.innerHTML = frames[index];
     scrub.value = index;
     caption.textContent = captions[index];
-    where.textContent = index + " / " + (frames.length - 1);
-    moveButtons.forEach(function (b) { b.classList.toggle("current", Number(b.dataset.step) === index); });
+    where.textContent = index + " / " + last;
+    moveButtons.forEach(function (b) {
+      var current = Number(b.dataset.step) === index;
+      b.classList.toggle("current", current);
+      if (current && b.scrollIntoView) { b.scrollIntoView({block: "nearest"}); }
+    });
+    setHash(index);
   }
   function stop() { if (timer) { clearInterval(timer); timer = null; playButton.textContent = "Play"; } }
   function play() {
@@ -91,7 +133,8 @@ _SCRIPT = """
     else if (e.key === "Home") { stop(); show(0); }
     else if (e.key === "End") { stop(); show(frames.length - 1); }
   });
-  show(0);
+  window.addEventListener("hashchange", function () { if (fromHash() !== index) { stop(); show(fromHash()); } });
+  show(fromHash());
 })();
 """
 
@@ -99,6 +142,53 @@ _SCRIPT = """
 def _json_for_script(value: object) -> str:
     """JSON that is safe inside a ``<script type="application/json">`` element."""
     return json.dumps(value).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _rgb(colour: tuple[int, int, int]) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*colour)
+
+
+def legend_html() -> str:
+    """The legend of the board's marks, as a list with small SVG swatches in the picture's colours."""
+    size, half = 22, 11
+
+    def swatch(body: str) -> str:
+        return (
+            f'<svg width="{size}" height="{size}" viewBox="0 0 {size} {size}" aria-hidden="true">'
+            f'<rect width="{size}" height="{size}" fill="{_rgb(SQUARE_COLOUR)}"/>{body}</svg>'
+        )
+
+    def outline(colour: tuple[int, int, int]) -> str:
+        return swatch(
+            f'<rect x="3" y="3" width="16" height="16" fill="none" stroke="{_rgb(colour)}" stroke-width="3"/>'
+        )
+
+    items = [
+        (outline(DOLMEN_LINES[1]), "Red's dolmens: red groups of at least 3 connected squares, outlined in gold"),
+        (outline(DOLMEN_LINES[2]), "White's dolmens, outlined in blue"),
+        (
+            swatch(f'<circle cx="{size - 6}" cy="6" r="3.5" fill="{_rgb(MARK_COLOUR)}"/>'),
+            "the square or squares of the move just made",
+        ),
+        (
+            swatch(
+                f'<rect x="2" y="2" width="18" height="18" rx="3" fill="none" stroke="{_rgb(PENDING_RING)}" '
+                f'stroke-width="2.5"/><rect x="7" y="7" width="8" height="8" fill="{_rgb(FACE_COLOURS[2])}" '
+                'stroke="#1e1e1c"/>'
+            ),
+            "a ring round a megalith just placed, drawn with its four faces: the other player tilts it or declines",
+        ),
+        (
+            swatch(
+                f'<rect x="4" y="4" width="14" height="14" fill="{_rgb(FACE_COLOURS[1])}" fill-opacity="0.4" '
+                f'stroke="{_rgb(FACE_EDGES[1])}" stroke-width="1.5" stroke-dasharray="3 3"/>'
+                f'<text x="{half}" y="15" font-size="11" text-anchor="middle" fill="{_rgb(FACE_EDGES[1])}">&gt;</text>'
+            ),
+            "where a tilt would land, in the colour it would show",
+        ),
+    ]
+    rows = "".join(f"<li>{mark}<span>{escape(text)}</span></li>" for mark, text in items)
+    return f'<ul class="legend" aria-label="legend">{rows}</ul>'
 
 
 def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None) -> str:
@@ -116,7 +206,7 @@ def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None)
     movers: list[int] = []
     final = None
     for state, caption, last, mover in positions(record):
-        frames.append(pieces_layer(state, layout, marks=last, names=names))
+        frames.append(pieces_layer(state, layout, marks=last, names=names, outlines=True))
         captions.append(caption)
         if mover is not None:
             movers.append(mover)
@@ -152,8 +242,9 @@ def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None)
         '<button id="next" title="forward (right arrow)">&gt;</button>'
         '<button id="last" title="end (End)">&gt;|</button>'
         f'<input id="scrub" type="range" min="0" max="{last}" value="0" aria-label="position">'
-        '<span id="where"></span></div>\n'
-        '<p id="caption"></p>\n</div>\n'
+        '<span id="where"></span> <a id="link" href="#move=0" title="copy this link to show this position">'
+        "link to this position</a></div>\n"
+        f'<p id="caption"></p>\n{legend_html()}\n</div>\n'
         f'<ol id="moves">{items}</ol>\n</div>\n'
         f'<script id="frames" type="application/json">{_json_for_script(frames)}</script>\n'
         f'<script id="captions" type="application/json">{_json_for_script(captions)}</script>\n'

@@ -12,7 +12,8 @@ The picture is the board seen from above, with north at the top:
   legal tilt is previewed as a translucent slab, in its colour, on the squares it would cover;
 * the panel below says whose turn it is and what they must do, the supply left, and at the
   end the result and why (the tie-break); the dolmens are then outlined, Red's in gold
-  and White's in blue. The last line always gives each side's dolmens now and who leads.
+  and White's in blue. The last line always gives each side's dolmens now, with its Board
+  Game Arena score beside them, and who leads.
 
 Drawing uses Pillow only (the ``render`` extra): no display, no window, the same pixels for
 the same position and library version. Pieces are drawn once per renderer, supersampled for
@@ -40,7 +41,7 @@ from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, PLACE, PLAYER_NAMES, STANDING, GameState
 from carnac_env.core.notation import column_name, square_name
 from carnac_env.errors import CarnacError
-from carnac_env.render.score import score_line, tie_break_reason, turn_line
+from carnac_env.render.score import final_dolmens_line, score_line, tie_break_reason, turn_line
 from carnac_env.render.style import (
     BACKGROUND,
     BLOCK_EDGE,
@@ -528,16 +529,21 @@ class ImageRenderer:
         y = layout.status_top + size // 3
         self._draw_turn_line(image, state, text, y)
         y2 = y + round(size * 1.55)
+        room = layout.width - layout.left - max(4, self.cell // 6)
+        reason_lines = 2
         if state.phase == OVER:
             result = state.result()
-            red, white = (", ".join(map(str, sizes)) or "none" for sizes in result.dolmens)
-            self.paste_text(image, (layout.left, y2), f"Dolmens: Red {red}  |  White {white}", size, fill=SOFT_TEXT)
+            dolmens = self.wrap(final_dolmens_line(result), room, size)[:2]
+            for index, line in enumerate(dolmens):  # a long list takes one of the reason's lines
+                self.paste_text(image, (layout.left, y2 + index * round(size * 1.3)), line, size, fill=SOFT_TEXT)
+            y2 += (len(dolmens) - 1) * round(size * 1.3)
+            reason_lines -= len(dolmens) - 1
             why = "Why: " + tie_break_reason(result)
         else:
             self._draw_supply_line(image, state, y2)
-            why = "Dolmens now: " + score_line(state)
+            why = "Dolmens now: " + score_line(state, bga=True)
         y3 = y2 + round(size * 1.55)
-        for line in self.wrap(why, layout.width - layout.left - max(4, self.cell // 6), size)[:2]:
+        for line in self.wrap(why, room, size)[:reason_lines]:
             self.paste_text(image, (layout.left, y3), line, size, fill=TEXT_COLOUR)
             y3 += round(size * 1.3)
 

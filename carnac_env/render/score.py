@@ -19,8 +19,11 @@ def _ordinal(index: int) -> str:
     return _ORDINALS[index] if index < len(_ORDINALS) else f"{index + 1}th largest"
 
 
-def _dolmens(sizes: tuple[int, ...]) -> str:
-    return f"{len(sizes)} ({', '.join(map(str, sizes))})" if sizes else "0"
+def _dolmens(sizes: tuple[int, ...], bga: int | None = None) -> str:
+    inside = [", ".join(map(str, sizes))] if sizes else []
+    if bga is not None:
+        inside.append(f"BGA {bga}")
+    return f"{len(sizes)} ({'; '.join(inside)})" if inside else "0"
 
 
 def standing(state: GameState) -> Result:
@@ -28,16 +31,29 @@ def standing(state: GameState) -> Result:
     return state.result() if state.phase == OVER else state.score_now()
 
 
-def score_line(state: GameState) -> str:
+def score_line(state: GameState, *, bga: bool = False) -> str:
     """``"Red 2 (5, 3), White 1 (4): Red leads"``: how many dolmens each side has now (their
     sizes in brackets) and who would win if the game ended here (``"even"`` when the tie-break
-    cannot separate them; ``"Red wins"`` or ``"a draw"`` once it is over)."""
+    cannot separate them; ``"Red wins"`` or ``"a draw"`` once it is over). With ``bga``, each
+    side's Board Game Arena score follows its sizes: ``"Red 2 (5, 3; BGA 205), White 0 (BGA 0)"``
+    (the pictures show it; it never decides the winner)."""
     result = standing(state)
     red, white = result.dolmens
+    scores = result.scores if bga else (None, None)
     lead = "even" if result.winner is None else f"{PLAYER_NAMES[result.winner]} leads"
     if state.phase == OVER:
         lead = "a draw" if result.winner is None else f"{PLAYER_NAMES[result.winner]} wins"
-    return f"Red {_dolmens(red)}, White {_dolmens(white)}: {lead}"
+    return f"Red {_dolmens(red, scores[0])}, White {_dolmens(white, scores[1])}: {lead}"
+
+
+def final_dolmens_line(result: Result) -> str:
+    """``"Dolmens: Red 7, 4, 3 (BGA 307) | White 13 (BGA 113)"``: each side's dolmen sizes at the
+    end, with its Board Game Arena score (``"none"`` for no dolmen)."""
+    sides = [
+        f"{PLAYER_NAMES[player]} {', '.join(map(str, sizes)) or 'none'} (BGA {score})"
+        for player, (sizes, score) in enumerate(zip(result.dolmens, result.scores))
+    ]
+    return "Dolmens: " + " | ".join(sides)
 
 
 def tie_break_reason(result: Result) -> str:

@@ -4,9 +4,10 @@ The picture follows :mod:`carnac_env.render.image` (the same style,
 :mod:`carnac_env.render.style`; north at the top, coordinates as in the move notation):
 standing megaliths as raised squares, lying ones as one slab across their two squares, the
 megalith awaiting a decision ringed in gold with its four faces, the legal tilts as pale
-dashed outlines with an arrow, the last move's squares marked with a blue dot, and at the
-end the dolmens outlined (Red's in gold, White's in blue). Under the board: whose turn it
-is (or the result), the supply, and each side's dolmens now with who leads (or why the
+dashed outlines with an arrow, the last move's squares marked with a blue dot, and the dolmens
+outlined (Red's in gold, White's in blue): at the end, or on every position with
+``dolmens=True`` (the web replays). Under the board: whose turn it is (or the result), the
+supply, and each side's dolmens now with its Board Game Arena score and who leads (or why the
 winner won).
 
 An SVG is split in two layers so a replay page can draw the board once and swap only the
@@ -22,6 +23,7 @@ True
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -30,7 +32,7 @@ from carnac_env.core.boards import Board
 from carnac_env.core.game import OVER, STANDING, GameState
 from carnac_env.core.notation import column_name
 from carnac_env.core.scoring import dolmens
-from carnac_env.render.score import score_line, tie_break_reason, turn_line
+from carnac_env.render.score import final_dolmens_line, score_line, tie_break_reason, turn_line
 from carnac_env.render.style import (
     BACKGROUND,
     BLOCK_EDGE,
@@ -54,6 +56,9 @@ from carnac_env.render.style import (
 
 _FONT = SVG_FONT
 _rgb = hex_colour
+#: Lines of text under the board: whose turn, the supply (or the final dolmens), and two for
+#: the dolmens now (or why the winner won), with room for one more when a line wraps.
+STATUS_LINES = 5
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,12 @@ class SvgLayout:
 
     @property
     def height(self) -> int:
-        return self.status_top + 78
+        return self.status_top + 22 * STATUS_LINES + 12
+
+    @property
+    def status_chars(self) -> int:
+        """About how many characters of the status text fit on one line."""
+        return max(24, (self.width - self.left - 8) // 8)
 
     def origin(self, square: int) -> tuple[int, int]:
         r, c = divmod(square, self.board.cols)
@@ -116,12 +126,15 @@ def pieces_layer(
     *,
     marks: Iterable[int] = (),
     names: tuple[str, str] | None = None,
+    outlines: bool | None = None,
     status: bool = True,
 ) -> str:
     """The parts that change with the position: megaliths, previews, dolmens, marks and (with
-    ``status``) the status lines under the board."""
+    ``status``) the text under the board. The dolmens are outlined once the game is over, or
+    on every position with ``outlines=True``."""
     out: list[str] = []
-    found = dolmens(state.board, state.cells) if state.phase == OVER else []
+    show = outlines if outlines is not None else state.phase == OVER
+    found = dolmens(state.board, state.cells) if show else []
     _wash(out, layout, found)
     _lying(out, layout, state)
     _standing(out, layout, state)
@@ -131,21 +144,30 @@ def pieces_layer(
     r = max(2, layout.cell // 12)
     for square in marks:
         x, y = layout.origin(square)
-        out.append(f'<circle cx="{x + layout.cell - 2 * r}" cy="{y + 2 * r}" r="{r}" fill="{_rgb(MARK_COLOUR)}"/>')
+        out.append(
+            f'<circle class="mark" cx="{x + layout.cell - 2 * r}" cy="{y + 2 * r}" r="{r}" fill="{_rgb(MARK_COLOUR)}"/>'
+        )
     if status:
         _status(out, layout, state, names)
     return "".join(out)
 
 
 def state_svg(
-    state: GameState, *, cell: int = 40, marks: Iterable[int] = (), names: tuple[str, str] | None = None
+    state: GameState,
+    *,
+    cell: int = 40,
+    marks: Iterable[int] = (),
+    names: tuple[str, str] | None = None,
+    outlines: bool | None = None,
 ) -> str:
-    """The whole picture of ``state`` as one standalone ``<svg>`` element."""
+    """The whole picture of ``state`` as one standalone ``<svg>`` element (``outlines`` as in
+    :func:`pieces_layer`)."""
     layout = SvgLayout(state.board, cell)
+    pieces = pieces_layer(state, layout, marks=marks, names=names, outlines=outlines)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{layout.width}" height="{layout.height}" '
         f'viewBox="0 0 {layout.width} {layout.height}">'
-        f"{board_layer(layout)}<g>{pieces_layer(state, layout, marks=marks, names=names)}</g></svg>"
+        f"{board_layer(layout)}<g>{pieces}</g></svg>"
     )
 
 
@@ -300,16 +322,21 @@ def _status(out: list[str], layout: SvgLayout, state: GameState, names: tuple[st
     x = layout.left
     if state.phase == OVER:
         result = state.result()
-        red, white = (", ".join(map(str, sizes)) or "none" for sizes in result.dolmens)
-        lines = [(turn_line(state, names), TEXT_COLOUR), (f"Dolmens: Red {red} | White {white}", SOFT_TEXT)]
-        lines.append(("Why: " + tie_break_reason(result), TEXT_COLOUR))
+        parts = [(turn_line(state, names), TEXT_COLOUR), (final_dolmens_line(result), SOFT_TEXT)]
+        parts.append(("Why: " + tie_break_reason(result), TEXT_COLOUR))
     else:
-        lines = [
+        parts = [
             (turn_line(state, names), TEXT_COLOUR),
             (f"Supply {state.supply}/{state.board.megaliths}", SOFT_TEXT),
-            ("Dolmens now: " + score_line(state), TEXT_COLOUR),
+            ("Dolmens now: " + score_line(state, bga=True), TEXT_COLOUR),
         ]
-    for index, (text, colour) in enumerate(lines):
+    # Wrapped at spaces, never inside "BGA 205" (a no-break space holds the pair together).
+    lines = [
+        (line, colour)
+        for text, colour in parts
+        for line in textwrap.wrap(text.replace("BGA ", "BGA\u00a0"), layout.status_chars) or [""]
+    ]
+    for index, (text, colour) in enumerate(lines[:STATUS_LINES]):
         out.append(
             f'<text class="status" x="{x}" y="{y + 18 + 22 * index}" font-size="15" fill="{_rgb(colour)}" '
             f'style="{_FONT}">{escape(text)}</text>'

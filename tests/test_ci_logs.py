@@ -1,0 +1,61 @@
+"""CI's bookkeeping (.ci/carnac_ci.py): which tests are still waiting for a venv that can run them.
+
+The matrix runs the quick suite (main), then the slow tests (slow), then one venv per framework,
+each running what the entries before it skipped. A test that needs PyTorch and is marked slow
+first appears in the slow entry's log; it must still reach the train entry.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _carnac_ci():
+    spec = importlib.util.spec_from_file_location("carnac_ci", ROOT / ".ci" / "carnac_ci.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _logs(tmp_path: Path, *logs: dict) -> list[str]:
+    paths = []
+    for index, log in enumerate(logs):
+        path = tmp_path / f"{index}.json"
+        path.write_text(json.dumps(log))
+        paths.append(str(path))
+    return paths
+
+
+def test_a_test_first_skipped_in_a_later_entry_is_pending(tmp_path: Path) -> None:
+    ci = _carnac_ci()
+    torch = "torch is not installed: the train extra"
+    main = {"t.py::quick": ["passed", ""], "t.py::quick_torch": ["skipped", torch]}
+    slow = {"t.py::slow": ["passed", ""], "t.py::slow_torch": ["skipped", torch]}
+    assert ci.pending(_logs(tmp_path, main, slow)) == {"t.py::quick_torch": torch, "t.py::slow_torch": torch}
+    train = {"t.py::quick_torch": ["passed", ""], "t.py::slow_torch": ["skipped", "tianshou is not installed"]}
+    assert ci.pending(_logs(tmp_path, main, slow, train)) == {"t.py::slow_torch": "tianshou is not installed"}
+
+
+def test_a_skipped_module_leaves_the_list_when_its_tests_run_and_keeps_those_that_skip(tmp_path: Path) -> None:
+    ci = _carnac_ci()
+    main = {"tests/test_x.py": ["skipped", "torch is not installed"]}
+    train = {"tests/test_x.py::a": ["passed", ""], "tests/test_x.py::b": ["skipped", "ray is not installed"]}
+    assert ci.pending(_logs(tmp_path, main, train)) == {"tests/test_x.py::b": "ray is not installed"}
+    assert ci.pending(_logs(tmp_path, main)) == {"tests/test_x.py": "torch is not installed"}
+    # A test that ran once does not come back because a later entry skipped it.
+    again = {"tests/test_x.py::a": ["skipped", "torch is not installed"]}
+    assert "tests/test_x.py::a" not in ci.pending(_logs(tmp_path, main, train, again))
+
+
+def test_the_readme_test_command_is_what_ci_runs_and_its_time_is_measured() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'pip install -e ".[test]" && pytest -m "not slow"' in readme
+    assert '"$py" -m pip install --quiet -e ".[test]"' in ci and 'args=(-m "not slow")' in ci and "args=(-m slow)" in ci
+    # Each set-up command states a measured time with the command that measures it.
+    for only in ("arena", "tests"):
+        assert f": python benchmarks/readme_commands.py --only {only}\n" in readme
