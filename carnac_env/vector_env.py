@@ -346,12 +346,16 @@ class CarnacVectorEnv(VectorEnv):
         ends.illegal = forfeit
         ongoing = self._ongoing_info()
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            planes = np.where(done[:, None, None, None], ends.planes, self._planes)
-            masks = np.where(done[:, None], ends.mask, self._mask)
-            info = _merge(ongoing, self._end_info(ends, done), done)
+            planes, masks = self._planes, self._mask
+            if done.any():  # these envs show their game's end now, and start anew on the next step
+                planes, masks = planes.copy(), masks.copy()
+                planes[done] = ends.planes[done]
+                masks[done] = ends.mask[done]
+                for key, value in self._end_info(ends, done).items():
+                    ongoing[key][done] = value[done]
             self._autoreset = done
             self._mask = masks
-            infos = self._infos(info)
+            infos = self._infos(ongoing)
         else:
             planes, masks = self._planes, self._mask
             infos = self._infos(ongoing)
@@ -475,7 +479,7 @@ class CarnacVectorEnv(VectorEnv):
             for key, sides in (("", seat[:, 0]), ("opponent_", 1 - seat[:, 0])):
                 held = sizes[np.arange(len(rows)), sides]
                 info[f"{key}dolmens"][rows] = held
-                info[f"{key}score"][rows] = [bga_score([int(size) for size in row if size]) for row in held]
+                info[f"{key}score"][rows] = [bga_score(row[row > 0].tolist()) for row in held]
             reward, seat = ends.rewards[rows], seat[:, 0]
             info["winner"][rows] = np.where(reward > 0, seat, np.where(reward < 0, 1 - seat, -1))
         return info
@@ -522,18 +526,10 @@ class _Ends:
         self.terminated = np.zeros(n, dtype=bool)
         self.by_rules = np.zeros(n, dtype=bool)  # ended by the rules (not a forfeit)
         self.illegal = np.zeros(n, dtype=bool)
-        self.planes = np.zeros((n, *shape), dtype=np.int8)  # the learner's last view of each
+        # The learner's last view of each game that ends (only those rows are written or read).
+        self.planes = np.empty((n, *shape), dtype=np.int8)
         self.mask = np.zeros((n, num_actions), dtype=bool)
         self.seat = np.zeros(n, dtype=np.int8)
-
-
-def _merge(base: dict[str, np.ndarray], over: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """``base`` with the rows that ``rows`` marks taken from ``over``, key by key."""
-    merged = {}
-    for key, value in base.items():
-        pick = rows.reshape(-1, *([1] * (value.ndim - 1)))
-        merged[key] = np.where(pick, over[key], value)
-    return merged
 
 
 def _autoreset_mode(mode: Any) -> AutoresetMode:
