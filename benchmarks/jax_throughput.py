@@ -153,13 +153,13 @@ def label_propagation_check(board: str, batch: int, repeats: int) -> None:
         return labels, rounds
 
     propagate = jax.jit(jax.vmap(propagate))
-    _, rounds = jax.block_until_ready(propagate(state._cells))
+    _, rounds = jax.block_until_ready(propagate(state._x.cells))
     actions = pick(key, middle.legal_action_mask)
     jax.block_until_ready(step(middle, actions))
     times = {"propagation": [], "step": []}
     for _ in range(repeats):
         start = time.perf_counter()
-        jax.block_until_ready(propagate(state._cells))
+        jax.block_until_ready(propagate(state._x.cells))
         times["propagation"].append(time.perf_counter() - start)
         start = time.perf_counter()
         jax.block_until_ready(step(middle, actions))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from carnac_env.errors import CarnacError, IllegalActionError, NotationError, RecordError
 from carnac_env.registration import register_envs, register_when_gymnasium_loads
+from carnac_env.render.jupyter import register_with_ipython
 
 if TYPE_CHECKING:
     from carnac_env.aec import env, raw_env
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from carnac_env.core.record import GameRecord
 
 register_when_gymnasium_loads()  # gymnasium.make("carnac_env/Carnac-v0", ...)
+register_with_ipython()  # a GameState shows as SVG in Jupyter (drawn by carnac_env.render.svg)
 
 __version__ = "0.1.0"
 

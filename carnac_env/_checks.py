@@ -33,23 +33,35 @@ T = TypeVar("T")
 MAX_SEED = 2**63 - 1
 
 
+_FLAGS = (bool, np.bool_)
+_INTEGERS = (int, np.integer)
+
+
 def is_flag(value: Any) -> bool:
     """Whether ``value`` is a bool (Python's or numpy's)."""
-    return isinstance(value, bool | np.bool_)
+    return isinstance(value, _FLAGS)
 
 
 def is_whole(value: Any) -> bool:
     """Whether ``value`` is an integer that is not a bool (Python's or numpy's)."""
-    return isinstance(value, int | np.integer) and not is_flag(value)
+    # Plain ints first: these checks run in search loops (a playout's start is validated).
+    return type(value) is int or (isinstance(value, _INTEGERS) and not isinstance(value, _FLAGS))
+
+
+def _bound(value: float) -> str:
+    """A bound as the message shows it: whole numbers in full (``1048576``, not ``1.04858e+06``)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def _range_text(low: float | None, high: float | None) -> str:
     if low is not None and high is not None:
-        return f" in {low:g}..{high:g}" if isinstance(low, int) else f" in [{low:g}, {high:g}]"
+        if isinstance(low, int) and isinstance(high, int):
+            return f" in {low}..{high}"
+        return f" in [{_bound(low)}, {_bound(high)}]"
     if low is not None:
-        return f" >= {low:g}"
+        return f" >= {_bound(low)}"
     if high is not None:
-        return f" <= {high:g}"
+        return f" <= {_bound(high)}"
     return ""
 
 

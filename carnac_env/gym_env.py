@@ -8,7 +8,9 @@ Observation space    ``Box(int8, (rows, cols, 9))``: the planes of
                      with ``observation="image"``, ``Box(uint8, 0-255, (9, H, W))`` for
                      Stable-Baselines3's stock ``CnnPolicy`` (see below)
 Action mask          ``info["action_mask"]`` (bool) and ``env.unwrapped.action_masks()``
-                     (the sb3-contrib ``MaskablePPO`` convention)
+                     (the sb3-contrib ``MaskablePPO`` convention); all True once the
+                     episode is over
+Info                 :class:`carnac_env.env_common.GymInfo` (a ``TypedDict``)
 Reward               the game result for the learner, +1 win, -1 loss, 0 draw, on the last step
 Vector form          ``gymnasium.make_vec("carnac_env/Carnac-v0", num_envs=1024)``:
                      :class:`carnac_env.vector_env.CarnacVectorEnv`, on the batched engine
@@ -24,10 +26,13 @@ all ones), except the final one.
 
 The opponent is an agent spec (``"random"``, ``"greedy"``, ``"mcts:sims=200"``, an import
 path; see :func:`carnac_env.agents.make`) or any object with ``act(env) -> int``, called with
-the inner PettingZoo AEC env (``carnac_env.aec.raw_env``) at the opponent's turn. An agent
+the inner PettingZoo AEC env (``carnac_env.aec.raw_env``) at the opponent's turn: the one
+opponent protocol of the package (:func:`carnac_env.env_common.make_opponent`). An agent
 built from a spec is re-seeded at every reset from the env's generator (as is any opponent
 object with ``reset(seed)``), so a seeded reset replays the same game for the same actions.
-Without :mod:`carnac_env.agents` a built-in uniformly random opponent stands in.
+
+Each step checks the learner's action once, against the observation tracker's mask, and
+reads the learner's observation and mask from that tracker (the one the AEC env keeps).
 
 ``observation="image"`` lays the same planes out as an image, channels first: uint8, a 0/1
 plane as 0/255, the supply plane as ``255 * supply // megaliths``, and each square drawn as a
@@ -66,7 +71,6 @@ opponent that fails during ``reset`` leaves the env needing another ``reset``.
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -74,15 +78,43 @@ import numpy as np
 from gymnasium import spaces
 
 from carnac_env import _checks
-from carnac_env.aec import AGENTS, blank_info, check_seed, moves_option, observation_space, raw_env
-from carnac_env.core.boards import RULE_OPTIONS, Board, make_board
+from carnac_env.aec import AGENTS, raw_env
+from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
-from carnac_env.core.observation import NUM_PLANES, SUPPLY, legal_mask, observation_planes
-from carnac_env.errors import CarnacError, IllegalActionError, UnknownOptionError
+from carnac_env.env_common import (
+    MIN_IMAGE_SIDE,
+    OBSERVATION_LAYOUTS,
+    GymInfo,
+    blank_info,
+    check_options,
+    check_seed,
+    default_image_scale,
+    image_observation,
+    image_space,
+    learner_observation,
+    learner_space,
+    make_opponent,
+    moves_option,
+)
+from carnac_env.errors import CarnacError, IllegalActionError
+
+__all__ = [
+    "ENV_OPTIONS",
+    "ILLEGAL_ACTION_MODES",
+    "MIN_IMAGE_SIDE",
+    "OBSERVATION_LAYOUTS",
+    "SEATS",
+    "CarnacEnv",
+    "GymInfo",
+    "check_options",
+    "default_image_scale",
+    "image_observation",
+    "image_space",
+    "make_opponent",
+]
 
 SEATS = (0, 1, "random")
 ILLEGAL_ACTION_MODES = ("lose", "raise")
-OBSERVATION_LAYOUTS = ("planes", "image")
 ENV_OPTIONS = (
     "board",
     "opponent",
@@ -93,95 +125,10 @@ ENV_OPTIONS = (
     "image_scale",
     "mask_in_observation",
 )
-#: The least image side that SB3's default CNN (NatureCNN) accepts.
-MIN_IMAGE_SIDE = 36
-
-
-def check_options(rules: dict[str, Any], accepted: tuple[str, ...], who: str) -> None:
-    """Refuse keyword arguments that are neither in ``accepted`` nor rules options.
-
-    Raises:
-        UnknownOptionError: (a TypeError and a CarnacError) naming them and every accepted option.
-    """
-    unknown = sorted(set(rules) - set(RULE_OPTIONS))
-    if unknown:
-        # Python's own wording, which code that retries without an optional keyword looks for.
-        what = "an unexpected keyword argument" if len(unknown) == 1 else "unexpected keyword arguments"
-        raise UnknownOptionError(
-            f"{who} got {what} {', '.join(map(repr, unknown))}; expected any of "
-            f"{', '.join(accepted)}, or the rules options {', '.join(RULE_OPTIONS)}"
-        )
-
-
-def default_image_scale(board: Board) -> int:
-    """The smallest block size that makes ``board``'s image at least 36 pixels each way."""
-    return max(1, math.ceil(MIN_IMAGE_SIDE / min(board.rows, board.cols)))
-
-
-def image_space(board: Board, scale: int) -> spaces.Box:
-    """``Box(uint8, 0, 255, (9, rows*scale, cols*scale))``: the space of :func:`image_observation`."""
-    return spaces.Box(0, 255, (NUM_PLANES, board.rows * scale, board.cols * scale), dtype=np.uint8)
-
-
-def image_observation(planes: np.ndarray, board: Board, scale: int) -> np.ndarray:
-    """The observation planes ``(..., rows, cols, 9)`` as uint8 images ``(..., 9, rows*scale, cols*scale)``.
-
-    0/1 planes become 0/255; the supply plane becomes ``255 * supply // megaliths``; each square
-    becomes a ``scale`` x ``scale`` block. Works on one observation or a batch.
-    """
-    image = planes.astype(np.int32) * 255
-    image[..., SUPPLY] = planes[..., SUPPLY].astype(np.int32) * 255 // max(1, board.megaliths)
-    image = np.moveaxis(image.astype(np.uint8), -1, -3)
-    if scale > 1:
-        image = np.repeat(np.repeat(image, scale, axis=-2), scale, axis=-1)
-    return np.ascontiguousarray(image)
-
-
-class RandomOpponent:
-    """A uniformly random legal move from a seeded numpy generator (the fallback opponent)."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Re-seed."""
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, env: Any) -> int:
-        """A uniformly random legal action for ``env.agent_selection``."""
-        legal = env.unwrapped.game.legal_actions()
-        return int(legal[int(self.rng.integers(len(legal)))])
-
-
-def make_opponent(opponent: Any, seed: int = 0) -> Any:
-    """An opponent object from a spec string or an object with ``act(env)``.
-
-    Specs go to :func:`carnac_env.agents.make` when that module is available; without it,
-    only ``"random"`` works (:class:`RandomOpponent`).
-
-    Raises:
-        CarnacError: neither a spec nor an object with ``act``.
-    """
-    if isinstance(opponent, str):
-        try:
-            from carnac_env.agents import make
-        except ImportError:
-            if opponent == "random":
-                return RandomOpponent(seed)
-            raise CarnacError(
-                f"opponent {opponent!r} needs carnac_env.agents, which is not available; "
-                "use 'random' or an agent object"
-            ) from None
-        return make(opponent, seed=seed)
-    if callable(getattr(opponent, "act", None)):
-        return opponent
-    raise CarnacError(f"opponent must be an agent spec (e.g. 'random') or an object with act(env), got {opponent!r}")
 
 
 def _check_seat(seat: Any) -> int | str:
-    if isinstance(seat, bool) or seat not in SEATS:
-        raise CarnacError(f"seat={seat!r}; expected 0 (Red, moves first), 1 (White) or 'random'")
-    return seat
+    return _checks.choice("seat", seat, SEATS)
 
 
 class CarnacEnv(gym.Env):
@@ -223,15 +170,11 @@ class CarnacEnv(gym.Env):
     ) -> None:
         check_options(rules, ENV_OPTIONS, "carnac_env/Carnac-v0")
         self.board = make_board(board, **rules)
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise CarnacError(f"illegal_action={illegal_action!r}; expected 'lose' or 'raise'")
-        if observation not in OBSERVATION_LAYOUTS:
-            raise CarnacError(f"observation={observation!r}; expected 'planes' or 'image'")
+        illegal_action = _checks.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        observation = _checks.choice("observation", observation, OBSERVATION_LAYOUTS)
         self.mask_in_observation = _checks.flag("mask_in_observation", mask_in_observation)
-        if image_scale is not None and (
-            isinstance(image_scale, bool) or not isinstance(image_scale, int) or not 1 <= image_scale <= 64
-        ):
-            raise CarnacError(f"image_scale={image_scale!r}; expected None or an int from 1 to 64")
+        if image_scale is not None:
+            image_scale = _checks.whole("image_scale", image_scale, 1, 64)
         self.observation_layout = observation
         self.image_scale = default_image_scale(self.board) if image_scale is None else image_scale
         self._needs_reset = False
@@ -241,12 +184,7 @@ class CarnacEnv(gym.Env):
         self.opponent = make_opponent(opponent, seed=0)
         self.aec = raw_env(board=self.board, render_mode=render_mode)
         self.render_mode = render_mode
-        aec_space = observation_space(self.board)
-        board_space = image_space(self.board, self.image_scale) if observation == "image" else aec_space["observation"]
-        if self.mask_in_observation:
-            self.observation_space = spaces.Dict({"observation": board_space, "action_mask": aec_space["action_mask"]})
-        else:
-            self.observation_space = board_space
+        self.observation_space = learner_space(self.board, observation, self.image_scale, self.mask_in_observation)
         self.action_space = spaces.Discrete(self.board.num_actions)
         self.seat = 0 if seat == "random" else int(seat)
 
@@ -255,7 +193,7 @@ class CarnacEnv(gym.Env):
         """The live core :class:`~carnac_env.core.game.GameState` (read it; do not change it)."""
         return self.aec.game
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, GymInfo]:
         """Start a game: pick the seat, re-seed the opponent, play its moves until the learner acts.
 
         ``options`` may hold ``"moves"`` (as :meth:`carnac_env.aec.raw_env.reset`: a list of
@@ -288,7 +226,7 @@ class CarnacEnv(gym.Env):
         self._needs_reset = False
         return self._observe(), self._info()
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, GymInfo]:
         """Play the learner's ``action``, then the opponent's moves until the learner acts again.
 
         Raises:
@@ -301,15 +239,17 @@ class CarnacEnv(gym.Env):
         if game.is_over or self._forfeit is not None:
             raise CarnacError("the game is over; call reset() before step()")
         action = self._as_action(action)
-        reason = game.why_illegal(action)
-        if reason is not None:
-            message = f"learner ({AGENTS[self.seat]}): {self.aec.describe_action(action)} is illegal: {reason}"
+        if not self.aec._tracker.is_legal(action):  # the one legality check of this step
+            message = (
+                f"learner ({AGENTS[self.seat]}): {self.aec.describe_action(action)} is illegal: "
+                f"{game.why_illegal(action)}"
+            )
             if self.illegal_action == "raise":
                 raise IllegalActionError(message)
             self._forfeit = message
             return self._observe(), -1.0, True, False, self._info()
         before = list(self.aec.history)
-        self.aec.step(action)
+        self.aec._play(action)
         try:
             self._play_opponent()
         except BaseException:
@@ -322,38 +262,43 @@ class CarnacEnv(gym.Env):
     def _as_action(self, action: Any) -> int:
         """``action`` as an int in the action space, or a CarnacError."""
         value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-            value = None
-        if value is None or not 0 <= value < self.board.num_actions:
+        if not _checks.is_whole(value) or not 0 <= value < self.board.num_actions:
             raise CarnacError(f"action {action!r} is not in the action space Discrete({self.board.num_actions})")
         return int(value)
 
     def _play_opponent(self) -> None:
-        game = self.aec.game
+        aec = self.aec
+        game = aec.game
         while not game.is_over and game.to_act != self.seat:
-            action = self.opponent.act(self.aec)
-            reason = game.why_illegal(action)
-            if reason is not None:
-                raise CarnacError(f"the opponent {self.opponent!r} chose an illegal action {action!r}: {reason}")
-            self.aec.step(int(action))
+            action = self.opponent.act(aec)
+            move = int(action) if _checks.is_whole(action) else None
+            if move is None or not aec._tracker.is_legal(move):
+                raise CarnacError(
+                    f"the opponent {self.opponent!r} chose an illegal action {action!r}: {game.why_illegal(action)}"
+                )
+            aec._play(move)
 
     def _observe(self) -> Any:
-        board = observation_planes(self.aec.game, self.seat)
-        if self.observation_layout == "image":
-            board = image_observation(board, self.board, self.image_scale)
-        if self.mask_in_observation:
-            return {"observation": board, "action_mask": self.action_masks().astype(np.int8)}
-        return board
+        planes = self.aec._tracker.observation(self.seat)
+        return learner_observation(
+            planes, self.action_masks(), self.board, self.observation_layout, self.image_scale, self.mask_in_observation
+        )
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self) -> GymInfo:
         over = self.aec.game.is_over
         mine, theirs = (self.aec.infos.get(AGENTS[seat]) if over else None for seat in (self.seat, 1 - self.seat))
-        info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
-        info.update(blank_info(self.board) if mine is None else {k: mine[k] for k in ("dolmens", "score", "winner")})
+        ends = blank_info(self.board) if mine is None else mine
         other = blank_info(self.board) if theirs is None else theirs
-        info["opponent_dolmens"], info["opponent_score"] = other["dolmens"], other["score"]
-        info["illegal_action"] = self._forfeit is not None
-        return info
+        return GymInfo(
+            action_mask=self.action_masks(),
+            seat=self.seat,
+            dolmens=ends["dolmens"],
+            score=ends["score"],
+            winner=ends["winner"],
+            opponent_dolmens=other["dolmens"],
+            opponent_score=other["score"],
+            illegal_action=self._forfeit is not None,
+        )
 
     @property
     def forfeit(self) -> str | None:
@@ -361,10 +306,12 @@ class CarnacEnv(gym.Env):
         return self._forfeit
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as a bool array (all False once the episode is over)."""
+        """The learner's legal actions as a bool array; all True once the episode is over (the
+        game ended or was forfeited), so that a policy fed the last observation never meets
+        an empty mask (the package's convention for a finished game, as Pgx's)."""
         if self._forfeit is not None:
-            return np.zeros(self.board.num_actions, dtype=bool)
-        return legal_mask(self.aec.game, self.seat).astype(bool)
+            return np.ones(self.board.num_actions, dtype=bool)
+        return self.aec._tracker.mask(self.seat).astype(bool)
 
     def render(self) -> str | None:
         """Draw the game as the AEC env does (``"ansi"`` returns text, ``"human"`` prints it)."""

@@ -55,7 +55,7 @@ import numpy as np
 
 from carnac_env import _checks
 from carnac_env.core.actions import EAST_WEST_SHOWS_TOP, ORIENTATIONS, decline_number, place_number, tilt_base
-from carnac_env.core.boards import MAX_SIDE, Board, make_board
+from carnac_env.core.boards import DIRECTION_STEPS, MAX_SIDE, Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 
@@ -77,18 +77,6 @@ _INVERSE = {
     "anti_transpose": "anti_transpose",
 }
 
-# Where one step in each direction (0 N, 1 E, 2 S, 3 W) goes: the transform's linear part.
-_DIRECTIONS = {
-    "identity": (0, 1, 2, 3),
-    "flip_ns": (2, 1, 0, 3),
-    "flip_ew": (0, 3, 2, 1),
-    "rot180": (2, 3, 0, 1),
-    "rot90": (1, 2, 3, 0),
-    "rot270": (3, 0, 1, 2),
-    "transpose": (3, 2, 1, 0),
-    "anti_transpose": (1, 0, 3, 2),
-}
-
 
 def _map_square(name: str, rows: int, cols: int, r: int, c: int) -> tuple[int, int]:
     if name == "identity":
@@ -106,6 +94,15 @@ def _map_square(name: str, rows: int, cols: int, r: int, c: int) -> tuple[int, i
     if name == "transpose":
         return c, r
     return cols - 1 - c, rows - 1 - r  # anti_transpose
+
+
+def _directions(name: str) -> tuple[int, int, int, int]:
+    """Where one step in each direction (0 N, 1 E, 2 S, 3 W) goes under transform ``name``:
+    the steps of :data:`~carnac_env.core.boards.DIRECTION_STEPS` from the centre of a 3 x 3
+    board, mapped like any square."""
+    centre = _map_square(name, 3, 3, 1, 1)
+    moved = (_map_square(name, 3, 3, 1 + dr, 1 + dc) for dr, dc in DIRECTION_STEPS)
+    return tuple(DIRECTION_STEPS.index((r - centre[0], c - centre[1])) for r, c in moved)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -140,7 +137,7 @@ class Symmetry:
 
     def action(self, action: int) -> int:
         """The action number that does, on the transformed board, what ``action`` does here."""
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+        if not _checks.is_whole(action):
             raise CarnacError(f"an action must be an integer, got {type(action).__name__}")
         if not 0 <= action < len(self.actions):
             raise CarnacError(
@@ -216,17 +213,17 @@ class Symmetry:
             )
         if self.swaps_axes and board.rows != board.cols:  # pragma: no cover - prevented by symmetry()
             raise CarnacError(f"transform {self.name!r} needs a square board")
-        out = state.copy()
+        out = GameState(board)
         squares = self.squares
         for s in range(board.squares):
             out.cells[squares[s]] = state.cells[s]
             out.kinds[squares[s]] = state.kinds[s]
         out.lying = [(int(squares[a]), int(squares[b])) for a, b in state.lying]
+        out.supply, out.phase, out.to_act, out.empty = state.supply, state.phase, state.to_act, state.empty
         if state.pending >= 0:
             out.pending = int(squares[state.pending])
-        if self.swaps_axes:
-            north_south, east_west = state.pending_colours
-            out.pending_colours = (east_west, north_south)
+            # A quarter turn or a diagonal mirror swaps the axes: north/south shows what east/west did.
+            out.pending_colour = state.pending_colours[1] if self.swaps_axes else state.pending_colour
         return out
 
 
@@ -238,7 +235,7 @@ def _symmetry(name: str, rows: int, cols: int) -> Symmetry:
         r, c = divmod(s, cols)
         r2, c2 = _map_square(name, rows, cols, r, c)
         squares[s] = r2 * cols + c2  # swapped boards are square, so cols is also the new width
-    directions = _DIRECTIONS[name]
+    directions = _directions(name)
     swaps = name in AXIS_SWAPPING
     num_actions = decline_number(n) + 1
     actions = np.empty(num_actions, dtype=np.int64)

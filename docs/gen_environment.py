@@ -23,6 +23,7 @@ from carnac_env._files import write_text
 from carnac_env.aec import AGENTS, RENDER_MODES, raw_env
 from carnac_env.core import BOARDS, PLANE_NAMES, make_board
 from carnac_env.core.notation import action_to_text, parse_action
+from carnac_env.env_common import AECInfo, GymInfo, VectorInfo
 
 #: What each observation plane means, keyed by its name in ``PLANE_NAMES``.
 PLANE_MEANINGS = {
@@ -174,6 +175,16 @@ def environment_page() -> str:
     add("all zeros for the agent that waits. While placing: the 4 orientations of every empty")
     add("square. While responding: each legal tilt direction, and decline (always legal).")
     add("")
+    add("Once the game is over the mask is **all ones**, for both agents (Pgx's convention). No")
+    add("action is legal any more (the AEC env takes only `None` from a finished agent, the")
+    add("Gymnasium env asks for `reset()`, and the vector env ignores the action of a game it is")
+    add("about to reset), but a policy that is fed the final observation, as Gymnasium's next-step")
+    add("autoreset does, never meets an all-zero mask, whose masked logits would be NaN. The same")
+    add("holds everywhere: the AEC env, `gymnasium.make` (`info['action_mask']`, `action_masks()`,")
+    add("`mask_in_observation`), every mode of `gymnasium.make_vec`, and the JAX engine")
+    add("(`legal_action_mask` once `terminated`); `BatchGame` restarts a finished game at once, so")
+    add("the masks it returns always belong to a game in progress.")
+    add("")
     add("## Actions")
     add("")
     add("With R rows and C columns there are `R*C*4 + 5` actions:")
@@ -223,6 +234,14 @@ def environment_page() -> str:
     add(f"infos = {final['infos']}")
     add("```")
     add("")
+    gym_only = [key for key in GymInfo.__annotations__ if key not in AECInfo.__annotations__]
+    vector_only = [key for key in VectorInfo.__annotations__ if key.startswith("final")]
+    add("Each env's infos have a `TypedDict` in `carnac_env.env_common`, so that IDEs and type checkers")
+    add(f"know the keys: `AECInfo` ({_keys(AECInfo)}) for `infos[agent]`; `GymInfo` for the info of")
+    add(f"`gymnasium.make`, the same with {_keys(gym_only)}; and `VectorInfo` for `gymnasium.make_vec`,")
+    add("the single env's keys stacked over the envs, each beside its `_key` mask, and under same-step")
+    add(f"autoreset {_keys(vector_only)} for the games that ended.")
+    add("")
     add("## Copies, search and records")
     add("")
     add("`copy.deepcopy(env)` and `pickle` keep the game in progress, and copies are independent.")
@@ -235,6 +254,12 @@ def environment_page() -> str:
     add(f"- `carnac_v0` (carnac_env {carnac_env.__version__}): first release.")
     medium.close()
     return "\n".join(out) + "\n"
+
+
+def _keys(keys) -> str:
+    """``keys`` (a TypedDict or a list) as the page lists them: `a`, `b` and `c`."""
+    names = [f"`{key}`" for key in (keys.__annotations__ if isinstance(keys, type) else keys)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def main(argv: list[str] | None = None) -> int:

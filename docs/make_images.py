@@ -28,14 +28,15 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from carnac_env._files import writing
-from carnac_env.core.actions import tilt_colours
+from carnac_env.core.arithmetic import tilt_colours
 from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text, parse_action
 from carnac_env.core.record import GameRecord
 from carnac_env.render.animate import write_animation
 from carnac_env.render.html import write_replay_html
-from carnac_env.render.image import BACKGROUND, SOFT_TEXT, TEXT_COLOUR, ImageRenderer, font
+from carnac_env.render.image import ImageRenderer
+from carnac_env.render.style import BACKGROUND, SOFT_TEXT, TEXT_COLOUR, font
 
 OUT = Path(__file__).resolve().parent / "images"
 

@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+from typing import get_type_hints
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import carnac_env
 from carnac_env.aec import info_dolmen_slots
 from carnac_env.core import BOARDS, legal_mask, observation_planes
 from carnac_env.core.observation import NUM_PLANES, PLANE_NAMES
+from carnac_env.env_common import AECInfo
 from carnac_env.errors import CarnacError
 
 NAMES = sorted(BOARDS)
@@ -29,6 +31,32 @@ def _medium(**kwargs):
 
 def _c4(env) -> int:
     return env.unwrapped.parse_action("c4 Rns")
+
+
+def _matches(info: dict, typed: type, where: str) -> None:
+    """``info`` has exactly the keys of the TypedDict ``typed``, each of the declared type."""
+    hints = get_type_hints(typed)
+    assert set(info) == set(hints), f"{where}: keys {sorted(info)}, {typed.__name__} declares {sorted(hints)}"
+    for key, kind in hints.items():
+        assert isinstance(info[key], kind) and (kind is not int or type(info[key]) is not bool), f"{where}: {key}"
+
+
+def test_infos_are_their_typed_dict_at_every_step() -> None:
+    """infos[agent] carries AECInfo's keys and types from reset to the end of the game (filled in then)."""
+    env = carnac_env.env(board="petit_menec")
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    ended = False
+    for step, agent in enumerate(env.agent_iter()):
+        for name in env.agents:  # a finished agent's entry goes once it has stepped None
+            _matches(env.unwrapped.infos[name], AECInfo, f"step {step}, {name}")
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            winner = env.unwrapped.game.result().winner
+            assert env.unwrapped.infos[agent]["winner"] == (-1 if winner is None else winner)
+            ended = True
+        env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert env.unwrapped.game.is_over and ended
 
 
 # --------------------------------------------------------------------------- PettingZoo's own tests
@@ -126,19 +154,25 @@ def test_untiltable_placement_passes_to_the_opponent_placement() -> None:
     assert not mask[16:].any() and mask[4:16].all()
 
 
-def test_mask_is_zero_for_the_agent_not_to_act() -> None:
+def test_mask_is_zero_for_the_agent_not_to_act_and_all_ones_once_over() -> None:
+    """During the game only the agent to act has legal actions; once it is over both masks are
+    all ones (Pgx's convention: a policy fed the last observation never meets an empty mask),
+    though no action is legal any more (only None is taken)."""
     env = carnac_env.env(board="medium")
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for agent in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
         other = "player_1" if agent == "player_0" else "player_0"
-        assert not env.observe(other)["action_mask"].any()
         assert not env.observe(other)["observation"][:, :, 7].any()
         if terminated or truncated:
-            assert not obs["action_mask"].any()
+            assert obs["action_mask"].all() and env.observe(other)["action_mask"].all()
+            assert not env.unwrapped.legal_actions()
+            with pytest.raises(CarnacError, match="None"):
+                env.unwrapped.step(int(np.flatnonzero(obs["action_mask"])[0]))
             env.step(None)
             continue
+        assert not env.observe(other)["action_mask"].any()
         assert obs["observation"][:, :, 7].all()
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
 

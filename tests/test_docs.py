@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import difflib
-import importlib.util
 from pathlib import Path
 
 import pytest
+from _scripts import load_script
 
-from carnac_env.core import BOARDS, PLANE_NAMES
+from carnac_env.core import BOARDS, PLANE_NAMES, GameState, bga_score, compare_dolmens, parse_action
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_generator():
     """docs/gen_environment.py, the page's generator (a script beside docs/make_images.py)."""
-    spec = importlib.util.spec_from_file_location("gen_environment", ROOT / "docs" / "gen_environment.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("docs/gen_environment.py")
 
 
 environment_page = _load_generator().environment_page
@@ -46,20 +43,61 @@ def test_environment_page_covers_every_board_and_plane() -> None:
         assert f"| {index} | {name} |" in page
 
 
-def test_rules_page_exists_and_covers_the_topics() -> None:
-    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8").lower()
-    for topic in ("megalith", "orientation", "tilt", "decline", "dolmen", "tie", "supply", "petit_menec", "kermario"):
-        assert topic in text, topic
+RULES = ROOT / "docs" / "rules.md"
+
+
+def _table(text: str, header: str) -> list[list[str]]:
+    """The rows of the Markdown table whose header line starts with ``header``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_rules_page_boards_table_is_the_code_s() -> None:
+    """Every board of docs/rules.md has the size, supply and dolmen size the package plays."""
+    rows = _table(RULES.read_text(encoding="utf-8"), "| board | size |")
+    assert [row[0].strip("`") for row in rows] == list(BOARDS)
+    for name, size, megaliths, min_dolmen, _ in rows:
+        board = BOARDS[name.strip("`")]
+        assert (size, int(megaliths), int(min_dolmen)) == (
+            f"{board.rows} x {board.cols}",
+            board.megaliths,
+            board.min_dolmen,
+        )
+
+
+def test_the_rules_page_tie_break_examples_are_what_the_scorer_decides() -> None:
+    rows = _table(RULES.read_text(encoding="utf-8"), "| Red's dolmens |")
+    assert len(rows) >= 4
+    for red, white, result in rows:
+        sizes = [[] if side == "none" else [int(x) for x in side.split(",")] for side in (red, white)]
+        expected = {"Red wins": 1, "White wins": -1, "a draw": 0}[result.split(":")[0]]
+        assert compare_dolmens(*sizes) == expected, (red, white, result)
+
+
+def test_the_rules_page_tilt_diagram_is_what_the_core_plays() -> None:
+    """The text diagram "before / after tilt N" of a megalith on c3, replayed on the core."""
+    text = RULES.read_text(encoding="utf-8")
+    block = text[text.index("before      after tilt N") :].split("```")[0].splitlines()[2:]
+    before = ["".join(line.split()[1:5]) for line in block]
+    after = ["".join(line.split()[6:10]) for line in block]
+    state = GameState.from_diagram("custom", [row.replace("R", ".") for row in before], rows=3, cols=4)
+    state.apply(parse_action(state.board, "c3 Rns", state.to_act))
+    state.apply(parse_action(state.board, "tilt N", state.to_act))
+    assert state.diagram().splitlines() == after
+
+
+def test_the_rules_page_bga_score_example() -> None:
+    assert "dolmens of 3 and 9 give 209" in RULES.read_text(encoding="utf-8")
+    assert bga_score([9, 3]) == 209
 
 
 def test_generator_writes_where_asked(tmp_path: Path) -> None:
     target = tmp_path / "env.md"
     assert _load_generator().main([str(target)]) == 0
     assert target.read_text(encoding="utf-8") == environment_page()
-
-
-def test_no_docs_generator_in_the_package() -> None:
-    """The generators write into docs/, so they must not ship in the wheel (site-packages)."""
-    package = ROOT / "carnac_env"
-    assert not (package / "docs_page.py").exists()
-    assert not list(package.rglob("gen_environment.py"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
 import math
 import shutil
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _scripts import load_script
 
 from carnac_env.arena import bradley_terry, run_arena
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, fit_against_anchors
@@ -300,10 +300,7 @@ def test_shipped_panels_load_and_reproduce_their_ratings() -> None:
 
 
 def _load_script(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    return load_script(f"docs/{name}.py")
 
 
 def test_leaderboard_page_is_up_to_date() -> None:

@@ -9,18 +9,15 @@ once a human has checked that every difference is intended.
 from __future__ import annotations
 
 import difflib
-import importlib.util
 from pathlib import Path
 
 import pytest
+from _scripts import load_script
 
 from carnac_env.core.record import GameRecord
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-_spec = importlib.util.spec_from_file_location("carnac_golden_regenerate", GOLDEN / "regenerate.py")
-assert _spec is not None and _spec.loader is not None
-regenerate = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(regenerate)
+regenerate = load_script("tests/golden/regenerate.py")
 
 RECORDS = sorted(GOLDEN.glob("*.json"))
 

@@ -7,6 +7,7 @@ loop (GuiApp) by synthetic pygame mouse events, through whole games on small boa
 from __future__ import annotations
 
 import os
+import threading
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -22,7 +23,8 @@ from carnac_env.core.game import OVER, PLACE, RESPOND, GameState  # noqa: E402
 from carnac_env.core.record import GameRecord  # noqa: E402
 from carnac_env.errors import CarnacError  # noqa: E402
 from carnac_env.play.gui import GuiApp, GuiController, play_gui  # noqa: E402
-from carnac_env.render.image import DOLMEN_LINE, ImageRenderer  # noqa: E402
+from carnac_env.render.image import ImageRenderer  # noqa: E402
+from carnac_env.render.style import DOLMEN_LINE  # noqa: E402
 from carnac_env.render.window import Window  # noqa: E402
 
 
@@ -170,28 +172,74 @@ def test_undo_goes_back_to_the_previous_decision_and_further():
     assert controller.env.history == []
 
 
+class Gated:
+    """An opponent that thinks until the test lets it answer: each call to ``act`` waits for
+    its own gate (in the order of the calls) and answers with the first legal action."""
+
+    def __init__(self) -> None:
+        self.gates: list[threading.Event] = [threading.Event() for _ in range(8)]
+        self.calls = 0
+
+    def act(self, env) -> int:
+        gate = self.gates[self.calls]
+        self.calls += 1
+        assert gate.wait(30), "the test never opened the gate"
+        return min(env.unwrapped.game.legal_actions())
+
+
+def _answer(controller: GuiController, gate: threading.Event) -> int | None:
+    """Open ``gate``, wait (no polling) for the search in flight to finish, and let the
+    controller take its answer."""
+    future = controller._future
+    gate.set()
+    future.result(timeout=30)
+    return controller.computer_turn()
+
+
 def test_threaded_computer_and_undo_while_it_thinks():
-    controller = GuiController("petit_menec", StandIn(), seat=1, threaded=True)
+    """Undo pressed while the computer thinks: the human's decision is taken back at once,
+    and the computer's answer to the position that no longer exists is thrown away."""
+    opponent = Gated()
+    controller = GuiController("petit_menec", opponent, seat=1, threaded=True)
     try:
+        assert controller.computer_turn() is None and controller.thinking  # Red opens, in the thread
+        assert _answer(controller, opponent.gates[0]) is not None
+        assert controller.human_to_act and len(controller.env.history) == 1
+        opening = list(controller.env.history)
+        decline_or_place(controller)
+        decided = list(controller.env.history)
+        assert len(decided) == 2 and not controller.human_to_act
+        assert controller.computer_turn() is None and controller.thinking  # the computer's second search
+        assert controller.undo()  # while it thinks
+        assert controller.env.history == opening and controller.human_to_act and not controller.thinking
+        assert _stale(controller, opponent.gates[1]) is None  # its answer comes, and is ignored
+        assert controller.env.history == opening and controller.human_to_act
+        decline_or_place(controller)
+        assert controller.env.history == decided
         assert controller.computer_turn() is None and controller.thinking
-        for _ in range(2000):
-            if controller.computer_turn() is not None:
-                break
-            pygame.time.wait(1)
-        assert len(controller.env.history) >= 1
-        computer_until_human_threaded(controller)
-        assert controller.human_to_act
+        answer = _answer(controller, opponent.gates[2])
+        assert answer is not None and controller.env.history == [*decided, answer]
+        assert opponent.calls == 3
     finally:
         controller.close()
 
 
-def computer_until_human_threaded(controller: GuiController) -> None:
-    for _ in range(5000):
-        if controller.is_over or controller.human_to_act:
-            return
-        controller.computer_turn()
-        pygame.time.wait(1)
-    raise AssertionError("the computer never answered")
+def _stale(controller: GuiController, gate: threading.Event) -> int | None:
+    """Let the abandoned search finish (the worker is free again once a no-op submitted after
+    it has run: one worker, in order), then ask the controller to play."""
+    gate.set()
+    controller._executor.submit(lambda: None).result(timeout=30)
+    return controller.computer_turn()
+
+
+def decline_or_place(controller: GuiController) -> None:
+    """The human's decision: decline a pending megalith, or place on the first empty square."""
+    if controller.state.phase == RESPOND:
+        controller.click(*controller.button("decline").centre)
+    else:
+        free = next(s for s in range(controller.board.squares) if not controller.state.kinds[s])
+        controller.click(*board_click(controller, free))
+        controller.click(*controller.button("place").centre)
 
 
 def test_bad_seat_is_refused():

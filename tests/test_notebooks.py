@@ -4,13 +4,13 @@ environment in Jupyter (``_repr_svg_``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 from _frameworks import require
+from _scripts import load_script
 
 import carnac_env
 from carnac_env.core.game import GameState
@@ -20,10 +20,7 @@ TUTORIALS = ROOT / "docs" / "tutorials"
 
 
 def _make_tutorials():
-    spec = importlib.util.spec_from_file_location("make_tutorials", ROOT / "docs" / "make_tutorials.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("docs/make_tutorials.py")
 
 
 MAKE = _make_tutorials()
@@ -129,13 +126,22 @@ def test_training_notebook_runs_in_smoke_mode(name, tmp_path):
 
 
 def test_game_and_env_display_inline_as_svg():
+    """In IPython a GameState is shown by render/'s SVG (registered by type name, so the core
+    imports no renderer), and the envs show their game the same way."""
+    formatters = pytest.importorskip("IPython.core.formatters")
+    from carnac_env.render.jupyter import register
+    from carnac_env.render.svg import state_svg
+
+    formatter = formatters.SVGFormatter()
     state = GameState("small")
+    assert formatter(state) is None  # unknown to a fresh formatter
+    register(formatter)
     state.apply(4 * 18)
-    svg = state._repr_svg_()
-    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    svg = formatter(state)
+    assert svg == state_svg(state) and svg.startswith("<svg") and svg.endswith("</svg>")
     assert "Dolmens now" in svg and 'class="preview"' in svg and 'class="pending"' in svg
     env = carnac_env.env(board="small")
     env.reset()
-    assert env._repr_svg_() == GameState("small")._repr_svg_()
+    assert env._repr_svg_() == state_svg(GameState("small"))
     assert env.unwrapped._repr_svg_() == env._repr_svg_()
     json.dumps(svg)  # plain text, nothing binary

@@ -20,7 +20,8 @@ import pytest
 from carnac_env.core.boards import BOARDS, make_board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
-from carnac_env.render.image import (
+from carnac_env.render.image import ImageRenderer
+from carnac_env.render.style import (
     BACKGROUND,
     DOLMEN_LINE,
     DOLMEN_LINES,
@@ -28,7 +29,6 @@ from carnac_env.render.image import (
     RED_FACE,
     SQUARE_COLOUR,
     WHITE_FACE,
-    ImageRenderer,
 )
 
 GOLDEN = Path(__file__).parent / "golden_images"

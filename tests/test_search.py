@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnac_env.batch import BatchGame, kernel
+from carnac_env.batch import BatchGame
+from carnac_env.batch.rules import play
+from carnac_env.batch.state import new_state
 from carnac_env.core.boards import BOARDS, make_board
 from carnac_env.core.game import OVER, RESPOND, GameState
 from carnac_env.errors import CarnacError
@@ -69,7 +71,7 @@ class PriorNet(ConstantNet):
 def test_compiled_legal_actions_and_copies_agree_with_the_core(board: str) -> None:
     b = make_board(board)
     engine = BatchGame(b, num_envs=1, seed=0)
-    other, _ = kernel.new_state(b, 2)
+    other, _ = new_state(b, 2)
     out = np.zeros(b.num_actions, np.int32)
     rng = random.Random(board)
     for _ in range(3):
@@ -83,7 +85,7 @@ def test_compiled_legal_actions_and_copies_agree_with_the_core(board: str) -> No
             assert search_games.same_game(engine._state, 0, other, 1)
             assert search_games.winner_of(other, 1) == search_games.NOT_OVER
             action = rng.choice(state.legal_actions())
-            ended = kernel.play(other, 1, action)
+            ended = play(other, 1, action)
             state.apply(action)
             assert ended == state.is_over
             if not ended:
@@ -99,7 +101,7 @@ def test_playout_values_are_for_the_player_to_act() -> None:
         state = GameState.from_diagram("petit_menec", rows, supply=1, last_tilt=False, megaliths=40, to_act=player)
         engine = BatchGame(state.board, num_envs=1)
         engine.set_state(0, state)
-        work, _ = kernel.new_state(state.board, 1)
+        work, _ = new_state(state.board, 1)
         value, _ = search_games.playout_value(engine._state, 0, work, 0, 5, search_games.seed_state(3))
         assert value == (1.0 if player == 0 else -1.0)
         assert engine.get_state(0) == state  # the playouts ran in the work slot
@@ -109,7 +111,7 @@ def test_playouts_are_uniform_random_legal_games_and_reproducible() -> None:
     state = random_state("small", 6, 1)
     engine = BatchGame(state.board, num_envs=1)
     engine.set_state(0, state)
-    work, arrays = kernel.new_state(state.board, 1)
+    work, arrays = new_state(state.board, 1)
     results = []
     for seed in range(40):
         search_games.copy_game(engine._state, 0, work, 0)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from typing import get_type_hints
+
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.vector import AutoresetMode
 
 from carnac_env.core import legal_mask, observation_planes
+from carnac_env.env_common import GymInfo, VectorInfo
 from carnac_env.errors import CarnacError, IllegalActionError
 from carnac_env.gym_env import CarnacEnv
 from carnac_env.registration import ENV_ID, register_envs
 from carnac_env.vector_env import CarnacVectorEnv
 
 register_envs()
-BACKENDS = ["auto", "numba"]  # one compiled engine (the numpy path was removed), under both names
 
 
 class FirstLegal:
@@ -44,7 +46,7 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def test_make_vec_uses_the_batched_env() -> None:
     envs = gym.make_vec(ENV_ID, num_envs=8, board="small", seat=1)
     assert isinstance(envs, CarnacVectorEnv)
-    assert envs.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP  # Gymnasium's own vector envs' default
     assert envs.num_envs == 8
     assert envs.single_observation_space == CarnacEnv("small").observation_space
     assert envs.single_action_space == gym.spaces.Discrete(5 * 8 * 4 + 5)
@@ -53,48 +55,192 @@ def test_make_vec_uses_the_batched_env() -> None:
     assert obs in envs.observation_space
     assert infos["action_mask"].shape == (8, 165) and infos["action_mask"].dtype == bool
     assert (infos["seat"] == 1).all()
+    same = gym.make_vec(ENV_ID, num_envs=2, board="small", autoreset_mode=AutoresetMode.SAME_STEP)
+    assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("seat", [0, 1])
-def test_matches_a_sync_vector_env_of_single_envs(seat: int, backend: str) -> None:
-    """Same learner, same deterministic opponent: the batched vector env and Gymnasium's own
-    SyncVectorEnv (SAME_STEP autoreset) over CarnacEnv agree on everything, step by step."""
-    n = 6
-    ours = CarnacVectorEnv(n, board="petit_menec", opponent=first_legal, seat=seat, backend=backend)
-    theirs = SyncVectorEnv(
-        [lambda: CarnacEnv("petit_menec", opponent=FirstLegal(), seat=seat) for _ in range(n)],
-        autoreset_mode=AutoresetMode.SAME_STEP,
+# ----------------------------------------------------------------- one env behind every vectorization mode
+def _vector(mode: str, autoreset: AutoresetMode, n: int, **options) -> gym.vector.VectorEnv:
+    """``gymnasium.make_vec`` in ``mode``, the autoreset mode given the way that mode takes it."""
+    if mode == "vector_entry_point":
+        return gym.make_vec(ENV_ID, num_envs=n, vectorization_mode=mode, autoreset_mode=autoreset, **options)
+    vector_kwargs = {"autoreset_mode": autoreset}
+    return gym.make_vec(ENV_ID, num_envs=n, vectorization_mode=mode, vector_kwargs=vector_kwargs, **options)
+
+
+def _same(a, b, where: str) -> None:
+    """Two things a learner sees are the same: equal values, and arrays of the same dtype and shape."""
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b), where
+        for k, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{k}]")
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), f"{where}: keys {sorted(a)} != {sorted(b)}"
+        for key in a:
+            _same(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, np.ndarray) and a.dtype == object:
+        assert isinstance(b, np.ndarray) and b.dtype == object and a.shape == b.shape, where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert (x is None) == (y is None), f"{where}[{i}]"
+            if x is not None:
+                _same(x, y, f"{where}[{i}]")
+    else:
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {a.dtype}{a.shape} != {b.dtype}{b.shape}"
+        np.testing.assert_array_equal(a, b, err_msg=where)
+
+
+def _learner(mask: np.ndarray, step: int) -> np.ndarray:
+    """A deterministic learner that now and then plays an illegal action (a forfeit under
+    ``illegal_action="lose"``): the ((7 * step + 3 * i) mod count)-th legal action, else."""
+    actions = learner_actions(mask, step)
+    if step % 5 == 4:
+        i = step % len(mask)
+        illegal = np.flatnonzero(~mask[i])
+        if len(illegal):
+            actions[i] = illegal[(step // 5) % len(illegal)]
+    return actions
+
+
+@pytest.mark.parametrize("autoreset", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP], ids=["next", "same"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"seat": 1},
+        {"seat": 0, "observation": "image", "mask_in_observation": True},
+    ],
+    ids=["planes", "image+mask"],
+)
+def test_every_vectorization_mode_is_the_same_env(autoreset: AutoresetMode, options: dict) -> None:
+    """One seeded episode set through make_vec's three modes: our vector env, Gymnasium's
+    SyncVectorEnv and AsyncVectorEnv over gymnasium.make's single env. With the same options
+    (an agent object as the opponent, a time limit, forfeits by illegal actions, the image
+    layout and the mask in the observation), the learner sees the same observations, rewards,
+    terminations, truncations and infos (keys, dtypes and shapes), step by step."""
+    n = 3
+    kwargs = {"board": "petit_menec", "opponent": FirstLegal(), "max_episode_steps": 6, **options}
+    modes = ("vector_entry_point", "sync", "async")
+    envs = {mode: _vector(mode, autoreset, n, **kwargs) for mode in modes}
+    try:
+        assert isinstance(envs["vector_entry_point"].unwrapped, CarnacVectorEnv)
+        for mode, env in envs.items():
+            assert env.metadata["autoreset_mode"] == autoreset, mode
+        first = {mode: env.reset(seed=0) for mode, env in envs.items()}
+        for mode in modes[1:]:
+            _same(first["vector_entry_point"], first[mode], f"reset, {mode}")
+        seen = {"terminated": 0, "truncated": 0, "forfeits": 0}
+        infos = first["vector_entry_point"][1]
+        for step in range(60):
+            actions = _learner(infos["action_mask"], step)
+            results = {mode: env.step(actions) for mode, env in envs.items()}
+            for mode in modes[1:]:
+                _same(results["vector_entry_point"], results[mode], f"step {step}, {mode}")
+            _obs, rewards, terminated, truncated, infos = results["vector_entry_point"]
+            assert rewards.dtype == np.float64
+            seen["terminated"] += int(terminated.sum())
+            seen["truncated"] += int(truncated.sum())
+            ended = infos.get("final_info", infos)
+            seen["forfeits"] += int((ended["illegal_action"] & (terminated | truncated)).sum())
+        assert seen["terminated"] > 3 and seen["truncated"] > 3 and seen["forfeits"] > 0, seen
+    finally:
+        for env in envs.values():
+            env.close()
+
+
+@pytest.mark.parametrize("autoreset", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP], ids=["next", "same"])
+def test_infos_are_their_typed_dict(autoreset: AutoresetMode) -> None:
+    """Every key of the vector infos is one VectorInfo declares: the single env's (GymInfo's)
+    keys stacked, each beside its mask, at every step; final_obs and final_info (itself the
+    stacked keys) only under same-step autoreset, on a step where a game ended."""
+    declared = set(get_type_hints(VectorInfo))
+    stacked = {name for key in get_type_hints(GymInfo) for name in (key, f"_{key}")}
+    assert stacked <= declared
+    envs = CarnacVectorEnv(4, board="petit_menec", seat="random", autoreset_mode=autoreset)
+    _obs, infos = envs.reset(seed=5)
+    assert set(infos) == stacked
+    finals = 0
+    for step in range(30):
+        _obs, _, terminated, truncated, infos = envs.step(learner_actions(infos["action_mask"], step))
+        ended = terminated | truncated
+        if autoreset == AutoresetMode.SAME_STEP and ended.any():
+            finals += 1
+            assert set(infos) == stacked | {"final_obs", "_final_obs", "final_info", "_final_info"}
+            assert set(infos["final_info"]) == stacked
+            np.testing.assert_array_equal(infos["_final_info"], ended)
+        else:
+            assert set(infos) == stacked
+        assert set(infos) <= declared
+        for key in get_type_hints(GymInfo):
+            assert len(infos[key]) == 4 and infos[f"_{key}"].all(), key
+    assert finals > 0 or autoreset == AutoresetMode.NEXT_STEP
+
+
+def test_a_batched_policy_plays_as_its_agent_twin() -> None:
+    """The vector env's batched policy form sits on top of the one opponent protocol: the same
+    choices given as policy(obs, mask) or as an agent object give the same steps."""
+    batched = CarnacVectorEnv(4, board="petit_menec", opponent=first_legal, seat=1)
+    agent = CarnacVectorEnv(4, board="petit_menec", opponent=FirstLegal(), seat=1)
+    first, second = batched.reset(seed=0), agent.reset(seed=0)
+    _same(first, second, "reset")
+    infos = first[1]
+    for step in range(40):
+        actions = learner_actions(infos["action_mask"], step)
+        first, second = batched.step(actions), agent.step(actions)
+        _same(first, second, f"step {step}")
+        infos = first[4]
+
+
+def test_make_vec_takes_what_make_takes() -> None:
+    """Every option of gymnasium.make works in make_vec's default mode too."""
+    envs = gym.make_vec(
+        ENV_ID,
+        num_envs=2,
+        board="small",
+        opponent="greedy",
+        seat="random",
+        illegal_action="raise",
+        observation="image",
+        image_scale=5,
+        mask_in_observation=True,
+        max_episode_steps=4,
     )
-    obs_a, info_a = ours.reset(seed=0)
-    obs_b, info_b = theirs.reset(seed=0)
-    np.testing.assert_array_equal(obs_a, obs_b)
-    np.testing.assert_array_equal(info_a["action_mask"], info_b["action_mask"])
-    episodes = 0
-    for step in range(120):
-        actions = learner_actions(info_a["action_mask"], step)
-        obs_a, rew_a, term_a, trunc_a, info_a = ours.step(actions)
-        obs_b, rew_b, term_b, trunc_b, info_b = theirs.step(actions)
-        np.testing.assert_array_equal(obs_a, obs_b)
-        np.testing.assert_array_equal(rew_a, rew_b)
-        np.testing.assert_array_equal(term_a, term_b)
-        np.testing.assert_array_equal(trunc_a, trunc_b)
-        np.testing.assert_array_equal(info_a["action_mask"], info_b["action_mask"])
-        np.testing.assert_array_equal(info_a["action_mask"], ours.action_masks())
-        if term_a.any():
-            episodes += int(term_a.sum())
-            np.testing.assert_array_equal(info_a["_final_obs"], info_b["_final_obs"])
-            for i in np.flatnonzero(term_a):
-                np.testing.assert_array_equal(info_a["final_obs"][i], info_b["final_obs"][i])
-                winner = info_b["final_info"]["winner"][i]
-                expected = int(winner)
-                assert info_a["final_info"]["winner"][i] == expected
-    assert episodes >= 20
+    obs, infos = envs.reset(seed=1)
+    single = gym.make(ENV_ID, board="small", observation="image", image_scale=5, mask_in_observation=True)
+    assert envs.single_observation_space == single.observation_space
+    assert obs["observation"].shape == (2, 9, 25, 40) and obs["observation"].dtype == np.uint8
+    with pytest.raises(IllegalActionError):
+        envs.step(np.flatnonzero(~infos["action_mask"][0])[:1].repeat(2))
+    truncations = np.zeros(2, dtype=bool)
+    for step in range(4):
+        _obs, _, terminations, truncations, infos = envs.step(learner_actions(infos["action_mask"], step))
+    assert truncations.all() and not terminations.any()  # four learner steps: the time limit
+    assert set(infos) >= set(get_type_hints(GymInfo))
+
+
+def test_a_masked_policy_never_meets_an_empty_mask() -> None:
+    """The CleanRL-style loop of issue 23 under next-step autoreset: masked logits over
+    infos["action_mask"] stay finite, also on the observation after a game ends."""
+    envs = gym.make_vec(ENV_ID, num_envs=8, board="petit_menec", seat="random")
+    _obs, infos = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(64):
+        mask = infos["action_mask"]
+        assert mask.any(axis=1).all()
+        logits = np.where(mask, rng.normal(size=mask.shape), -np.inf)
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        assert np.isfinite(probs).all()
+        actions = np.array([rng.choice(len(p), p=p) for p in probs])
+        _obs, _, terminated, truncated, infos = envs.step(actions)
+        ended += int((terminated | truncated).sum())
+        assert infos["action_mask"][terminated | truncated].all()  # the end of a game: all True
+    assert ended > 8
 
 
 @pytest.mark.parametrize("seat", [0, 1, "random"])
 def test_observations_and_masks_are_the_learners(seat) -> None:
-    envs = CarnacVectorEnv(16, board="small", seat=seat)
+    envs = CarnacVectorEnv(16, board="small", seat=seat, autoreset_mode=AutoresetMode.SAME_STEP)
     obs, infos = envs.reset(seed=1)
     rng = np.random.default_rng(0)
     ended = 0
@@ -116,7 +262,7 @@ def test_observations_and_masks_are_the_learners(seat) -> None:
 
 
 def test_final_obs_is_the_finished_position_seen_by_the_learner() -> None:
-    envs = CarnacVectorEnv(8, board="petit_menec", seat=1)
+    envs = CarnacVectorEnv(8, board="petit_menec", seat=1, autoreset_mode=AutoresetMode.SAME_STEP)
     _, infos = envs.reset(seed=2)
     rng = np.random.default_rng(1)
     checked = 0
@@ -181,6 +327,22 @@ def test_custom_policy_sees_the_opponents_games_only() -> None:
     assert len(seen) > 1 and 0 < max(seen[1:]) <= 4
 
 
+def test_an_agent_spec_is_an_opponent_and_replays_per_seed() -> None:
+    """Any agent spec the single env takes works here too (re-seeded at every reset)."""
+
+    def run(seed: int) -> list[np.ndarray]:
+        envs = CarnacVectorEnv(3, board="petit_menec", opponent="greedy", seat=1)
+        obs, infos = envs.reset(seed=seed)
+        out = [obs]
+        for step in range(25):
+            obs, rewards, _, _, infos = envs.step(learner_actions(infos["action_mask"], step))
+            out += [obs, rewards]
+        return out
+
+    first, again = run(1), run(1)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+
+
 def test_bad_policy_output_is_reported() -> None:
     envs = CarnacVectorEnv(4, board="small", opponent=lambda obs, mask: np.zeros(2), seat=1)
     with pytest.raises(CarnacError, match="opponent policy must return 4 integer actions"):
@@ -188,7 +350,7 @@ def test_bad_policy_output_is_reported() -> None:
 
 
 def test_illegal_learner_actions_raise_and_change_nothing() -> None:
-    envs = CarnacVectorEnv(4, board="small", seat=0)
+    envs = CarnacVectorEnv(4, board="small", seat=0, illegal_action="raise")
     _obs, infos = envs.reset(seed=0)
     envs.step(learner_actions(infos["action_mask"], 0))
     before = [envs.games.get_state(i) for i in range(4)]
@@ -206,10 +368,16 @@ def test_illegal_learner_actions_raise_and_change_nothing() -> None:
     [
         ({"seat": 2}, "seat"),
         ({"seat": False}, "seat"),
-        ({"opponent": "greedy"}, "opponent"),
+        ({"opponent": 42}, "opponent"),
+        ({"opponent": "nonsense"}, "unknown agent"),
         ({"num_envs": 0}, "num_envs"),
         ({"board": "atlantis"}, "unknown board"),
         ({"backend": "gpu"}, "backend"),
+        ({"autoreset_mode": AutoresetMode.DISABLED}, "autoreset_mode"),
+        ({"max_episode_steps": 0}, "max_episode_steps"),
+        ({"observation": "rgb"}, "observation"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"mask_in_observation": 1}, "mask_in_observation"),
     ],
 )
 def test_bad_arguments(kwargs: dict, fragment: str) -> None:

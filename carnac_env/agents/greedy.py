@@ -32,7 +32,10 @@ import numpy as np
 from numba import njit
 
 from carnac_env.agents.base import SearchAgent, register
-from carnac_env.batch import BatchGame, kernel
+from carnac_env.batch import BatchGame
+from carnac_env.batch.rules import play
+from carnac_env.batch.scoring import dolmen_winner
+from carnac_env.batch.state import new_state
 from carnac_env.core.game import EMPTY, OVER, RED, RESPOND, WHITE, GameState
 from carnac_env.core.scoring import groups
 from carnac_env.search.games import copy_rules_state, legal_actions
@@ -168,7 +171,7 @@ def _evaluate_slot(st, i, player, seen, stack):  # pragma: no cover - compiled
             elif open_side:
                 total += sign * (PARTIAL * (size / scale) ** 2)
     if st.phase[i] == OVER:
-        winner = kernel.dolmen_winner(cells[i], neighbours, min_dolmen)
+        winner = dolmen_winner(cells[i], neighbours, min_dolmen)
         if winner >= 0:
             total += WIN * (1.0 if winner == player else -1.0)
     return total
@@ -187,13 +190,13 @@ def action_values_slot(st, i, work, actions, values):  # pragma: no cover - comp
     replies = np.empty(5, np.int32)
     for k in range(count):
         copy_rules_state(st, i, work, 0)
-        kernel.play(work, 0, actions[k])
+        play(work, 0, actions[k])
         if st.phase[i] != RESPOND and work.phase[0] == RESPOND:
             answers = legal_actions(work, 0, replies)
             worst = np.inf
             for r in range(answers):
                 copy_rules_state(work, 0, work, 1)
-                kernel.play(work, 1, replies[r])
+                play(work, 1, replies[r])
                 worst = min(worst, _evaluate_slot(work, 1, player, seen, stack))
             values[k] = worst
         else:
@@ -206,7 +209,7 @@ class _Slots:
 
     def __init__(self, board) -> None:
         self.engine = BatchGame(board, num_envs=1)
-        self.work, _ = kernel.new_state(board, 2)
+        self.work, _ = new_state(board, 2)
         self.actions = np.zeros(board.num_actions, np.int32)
         self.values = np.zeros(board.num_actions, np.float64)
 

@@ -13,9 +13,8 @@ class RandomAgent(SearchAgent):
     name = "random"
 
     def choose(self, state: GameState) -> int:
-        """A uniformly random legal action."""
-        legal = state.legal_actions()
-        return legal[int(self.rng.random() * len(legal))]
+        """A uniformly random legal action (:meth:`GameState.legal_action_at` of a uniform number)."""
+        return state.legal_action_at(self.rng.random())
 
 
 register("random", RandomAgent, {}, "uniform over the legal actions")

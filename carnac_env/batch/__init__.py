@@ -4,12 +4,15 @@
 >>> games = BatchGame(board="medium", num_envs=1024, seed=0)
 >>> step = games.step(games.sample_actions())
 
-Also here: :func:`random_playout` (one uniformly random game from a core GameState to the
-end, compiled, for search) and :func:`dolmen_winner` (the compiled scorer, callable from
-Python and from numba code), both from :mod:`carnac_env.batch.kernel`.
+The package: :mod:`.state` (the engine's fields, declared once), :mod:`.rules` (the
+compiled rules), :mod:`.views` (observations and masks), :mod:`.scoring` (the compiled
+scorer, :func:`dolmen_winner`, callable from Python and from numba code), :mod:`.engine`
+(the :class:`BatchGame` API) and :mod:`.playout` (:func:`random_playout`: one uniformly
+random game from a core GameState to the end, compiled, for search).
 """
 
 from carnac_env.batch.engine import MAX_ENVS, BatchGame, BatchStep, batch_scores
-from carnac_env.batch.kernel import dolmen_winner, random_playout
+from carnac_env.batch.playout import random_playout
+from carnac_env.batch.scoring import dolmen_winner
 
 __all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores", "dolmen_winner", "random_playout"]

@@ -21,9 +21,11 @@ Every call plays one action in each of the ``num_envs`` games. A :class:`BatchSt
 game (Red to place on an empty board). :meth:`BatchGame.step` with ``final_observer`` also
 returns the finished games' last observations.
 
-**The rules are the core's.** The compiled kernel (:mod:`carnac_env.batch.kernel`, numba)
-re-expresses :mod:`carnac_env.core.game` once; tests/test_batch.py plays tens of thousands of random games on every
-board step by step against the core and compares masks, observations, players and rewards.
+**The rules are the core's.** The compiled rules (:mod:`carnac_env.batch.rules`, numba)
+re-express :mod:`carnac_env.core.game` once, on the state declared in
+:mod:`carnac_env.batch.state`, with the views of :mod:`carnac_env.batch.views`;
+tests/test_batch.py plays tens of thousands of random games on every board step by step
+against the core and compares masks, observations, players and rewards.
 :meth:`BatchGame.get_state` and :meth:`BatchGame.set_state` convert one game to and from a
 core :class:`~carnac_env.core.game.GameState` (hand-built positions, analysis).
 
@@ -37,9 +39,10 @@ rollouts and benchmarks). Two BatchGames with the same seed, fed the same action
 own samples), produce identical steps.
 
 **One implementation.** The games are stepped by the compiled functions of
-:mod:`carnac_env.batch.kernel` (numba, a dependency of the package). The first use on a
-machine compiles them (tens of seconds, once) and caches the machine code on disk;
-later processes load it (docs/performance.md gives both times). The pure-numpy path of
+:mod:`carnac_env.batch.rules` (numba, a dependency of the package); one call plays every
+game's action and writes every game's next observation and mask in the same pass. The
+first use on a machine compiles them (tens of seconds, once) and caches the machine code on
+disk; later processes load it (docs/performance.md gives both times). The pure-numpy path of
 earlier versions is gone: ``backend="numpy"`` raises a :class:`CarnacError` that says so.
 
 **Limits.** ``num_envs`` is at most :data:`MAX_ENVS` (checked before anything is allocated).
@@ -51,10 +54,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from carnac_env.batch import kernel
+from carnac_env import _checks
+from carnac_env.batch import rules as _rules
+from carnac_env.batch import scoring as _scoring
+from carnac_env.batch import views as _views
+from carnac_env.batch.state import new_state, state_from_arrays
 from carnac_env.core.boards import Board, make_board
-from carnac_env.core.game import EMPTY, LYING, OVER, PLACE, RED, RESPOND, STANDING, WHITE, GameState
+from carnac_env.core.game import OVER, RESPOND, WHITE, GameState
 from carnac_env.core.observation import NUM_PLANES
+from carnac_env.core.validate import validate
 from carnac_env.errors import CarnacError, IllegalActionError
 
 __all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores"]
@@ -111,7 +119,7 @@ def batch_scores(board: Board, cells: np.ndarray) -> np.ndarray:
     if array.size and (array.min() < 0 or array.max() > WHITE):
         raise CarnacError("cells must hold 0 (empty), 1 (red) or 2 (white)")
     out = np.empty(len(array), dtype=np.int8)
-    kernel.winners(np.ascontiguousarray(array, dtype=np.uint8), board.arrays.neighbours, board.min_dolmen, out)
+    _scoring.winners(np.ascontiguousarray(array, dtype=np.uint8), board.arrays.neighbours, board.min_dolmen, out)
     return out
 
 
@@ -126,9 +134,7 @@ def _check_backend(backend: str) -> None:
 
 
 def _check_num_envs(num_envs: Any) -> int:
-    if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not 1 <= num_envs <= MAX_ENVS:
-        raise CarnacError(f"num_envs={num_envs!r} must be an integer in 1..{MAX_ENVS}")
-    return int(num_envs)
+    return _checks.whole("num_envs", num_envs, 1, MAX_ENVS)
 
 
 class BatchGame:
@@ -175,14 +181,14 @@ class BatchGame:
         self._all = np.ones(self.num_envs, dtype=bool)
         self._no_final = np.zeros((0, self._width), dtype=np.int8)
         self._no_observer = np.zeros(1, dtype=np.int64)
+        self._no_mask = np.zeros((0, self.num_actions), dtype=bool)
         # The games: one KernelState for the kernels, and the same memory as numpy arrays.
-        self._state, self._arrays = kernel.new_state(self.board, self.num_envs)
+        self._state, self._arrays = new_state(self.board, self.num_envs)
+        _rules.reset_all(self._state)
 
     @staticmethod
     def _make_rng(seed: int | None) -> np.random.Generator:
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0):
-            raise CarnacError(f"seed={seed!r} must be a non-negative integer or None")
-        return np.random.default_rng(seed)
+        return np.random.default_rng(_checks.seed(seed, optional=True))
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -191,7 +197,7 @@ class BatchGame:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._state = kernel.state_from_arrays(self._arrays)
+        self._state = state_from_arrays(self._arrays)
 
     def __repr__(self) -> str:
         return f"BatchGame(board={self.board.name!r}, num_envs={self.num_envs})"
@@ -201,7 +207,7 @@ class BatchGame:
         """Start ``num_envs`` fresh games (Red to place); with ``seed``, re-seed :attr:`np_random`."""
         if seed is not None:
             self.np_random = self._make_rng(seed)
-        kernel.reset_all(self._state)
+        _rules.reset_all(self._state)
         return self.observe()
 
     # ----------------------------------------------------------------- reading
@@ -214,7 +220,7 @@ class BatchGame:
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
         obs = np.empty((self.num_envs, self._width), dtype=np.int8)
         mask = np.empty((self.num_envs, self.num_actions), dtype=bool)
-        kernel.observe_all(self._state, obs, mask)
+        _views.observe_all(self._state, obs, mask)
         return obs.reshape((self.num_envs, *self.observation_shape)), mask
 
     @property
@@ -225,7 +231,7 @@ class BatchGame:
     def legal_mask(self) -> np.ndarray:
         """``(N, num_actions)`` bool: the legal actions now (a fresh array)."""
         mask = np.empty((self.num_envs, self.num_actions), dtype=bool)
-        kernel.masks_all(self._state, mask)
+        _views.masks_all(self._state, mask)
         return mask
 
     # ----------------------------------------------------------------- playing
@@ -262,18 +268,22 @@ class BatchGame:
         actions = self._check_actions(actions)
         moving = self._check_active(active)
         observer = None if final_observer is None else self._check_observer(final_observer)
-        if kernel.count_illegal(self._state, actions, moving):
-            self._raise_illegal(actions, moving)
         rewards = np.zeros((n, 2), dtype=np.float32)
         terminated = np.zeros(n, dtype=bool)
         if observer is None:
             final, seen_by = self._no_final, self._no_observer
         else:
             final, seen_by = np.zeros((n, self._width), dtype=np.int8), observer
-        kernel.step_all(self._state, actions, moving, rewards, terminated, final, seen_by)
-        obs, mask = self._outputs() if observe else (None, None)
+        if observe:
+            obs = np.empty((n, self._width), dtype=np.int8)
+            mask = np.empty((n, self.num_actions), dtype=bool)
+        else:
+            obs, mask = self._no_final, self._no_mask
+        if _rules.step_all(self._state, actions, moving, rewards, terminated, final, seen_by, obs, mask):
+            self._raise_illegal(actions, moving)  # nothing was played
+        shown = obs.reshape((n, *self.observation_shape)) if observe else None
         final_obs = None if observer is None else final.reshape((n, *self.observation_shape))
-        return BatchStep(obs, mask, self.current_player, rewards, terminated, final_obs)
+        return BatchStep(shown, mask if observe else None, self.current_player, rewards, terminated, final_obs)
 
     # ----------------------------------------------------------------- checking inputs
     def _check_actions(self, actions: Any) -> np.ndarray:
@@ -292,7 +302,8 @@ class BatchGame:
         array = np.asarray(active)
         if array.dtype != bool or array.shape != (self.num_envs,):
             raise CarnacError(
-                f"active must be a bool array of shape ({self.num_envs},), got dtype {array.dtype} shape {array.shape}"
+                f"active (a mask of games) must be a bool array of shape ({self.num_envs},), got dtype "
+                f"{array.dtype} shape {array.shape}"
             )
         return np.ascontiguousarray(array)
 
@@ -309,7 +320,7 @@ class BatchGame:
 
     def _raise_illegal(self, actions: np.ndarray, moving: np.ndarray) -> None:
         bad = np.zeros(self.num_envs, dtype=bool)
-        kernel.find_illegal(self._state, actions, moving, bad)
+        _rules.find_illegal(self._state, actions, moving, bad)
         envs = np.flatnonzero(bad)
         parts = []
         for i in envs[:_ERRORS_SHOWN]:
@@ -323,21 +334,28 @@ class BatchGame:
         )
 
     def _check_index(self, index: Any) -> int:
-        if isinstance(index, bool) or not isinstance(index, int | np.integer) or not 0 <= index < self.num_envs:
-            raise CarnacError(f"env index {index!r} is not in 0..{self.num_envs - 1}")
-        return int(index)
+        return _checks.whole("env index", index, 0, self.num_envs - 1)
+
+    def restart(self, envs: Any) -> None:
+        """A fresh game (an empty board, Red to place) in every slot ``envs`` marks, a bool
+        array of shape ``(N,)``; the other games are not touched.
+
+        Raises:
+            CarnacError: ``envs`` is not a bool array of shape ``(N,)``.
+        """
+        _rules.restart(self._state, self._check_active(envs))
 
     # ----------------------------------------------------------------- random legal actions
     def sample_actions(self) -> np.ndarray:
         """``(N,)`` int64: a uniformly random legal action in every game, from :attr:`np_random`.
 
         One uniform number ``u`` per game picks option ``floor(u * count)`` of the legal
-        actions in increasing order (placements: the empty squares times the 4 orientations;
-        responses: the legal tilts, then decline).
+        actions (placements: the empty squares, in the engine's own order, times the 4
+        orientations, found without a search; responses: the legal tilts, then decline).
         """
         uniform = self.np_random.random(self.num_envs)
         actions = np.empty(self.num_envs, dtype=np.int64)
-        kernel.sample_all(self._state, uniform, actions)
+        _rules.sample_all(self._state, uniform, actions)
         return actions
 
     # ----------------------------------------------------------------- core conversion
@@ -354,159 +372,41 @@ class BatchGame:
         state.to_act = int(st.to_act[i])
         state.empty = int(st.empty[i])
         if state.phase == RESPOND:
-            ns = int(st.pending_ns[i])
             state.pending = int(st.pending[i])
-            state.pending_colours = (ns, RED + WHITE - ns)
+            state.pending_colour = int(st.pending_colour[i])
         return state
 
     def set_state(self, index: int, state: GameState) -> None:
         """Put a copy of a core :class:`~carnac_env.core.game.GameState` (a game in progress on
         this board, e.g. from ``GameState.from_diagram``) into slot ``index``.
 
-        Every field is checked first (see :func:`_slot_from_state`); the slot is written only
-        when all are consistent, so a rejected state leaves the batch exactly as it was.
+        The state is checked in full first, by the core's
+        :func:`~carnac_env.core.validate.validate`; the slot is written only when it passes,
+        so a rejected state leaves the batch exactly as it was.
 
         Raises:
             CarnacError: a bad index, not a GameState, another board, a finished game, or a
                 field out of range or inconsistent with the others (the message names it).
         """
         i = self._check_index(index)
-        slot = _slot_from_state(self.board, state)
-        for name, value in slot.items():
-            getattr(self._arrays, name)[i] = value
-        kernel.refresh_views(self._state, i)  # the planes and place bits, from cells and kinds
-
-
-def _slot_from_state(board: Board, state: Any) -> dict[str, Any]:
-    """The kernel's fields for one game in progress, from a core GameState, checked in full.
-
-    Checks: the board; ``phase`` PLACE or RESPOND; ``to_act`` 0 or 1; ``cells`` and ``kinds``
-    of one byte per square with values 0..2, empty exactly where no colour shows; ``empty``
-    the number of empty squares (>= 1 when placing); ``supply`` in 1..megaliths when placing
-    (0 allowed while the final megalith awaits a response under ``last_tilt``); the lying
-    pairs adjacent, of one colour, covering every lying square once; no more megaliths on
-    the board than have left the supply; in RESPOND a standing ``pending`` square and
-    ``pending_colours`` of the form ``(c, 3 - c)``; outside it ``pending == -1``.
-    """
-    if not isinstance(state, GameState):
-        raise CarnacError(f"set_state needs a GameState, got {type(state).__name__}")
-    if not isinstance(state.board, Board) or state.board.rules() != board.rules():
-        theirs = state.board.rules() if isinstance(state.board, Board) else state.board
-        raise CarnacError(f"the state is on board {theirs}, this BatchGame plays {board.rules()}")
-    if state.phase == OVER:
-        raise CarnacError("the state is a finished game; a BatchGame slot holds a game in progress")
-    _expect_int("phase", state.phase, (PLACE, RESPOND), "PLACE (0) or RESPOND (1)")
-    _expect_int("to_act", state.to_act, (0, 1), "0 (Red) or 1 (White)")
-    cells = _square_bytes("cells", state.cells, board.squares)
-    kinds = _square_bytes("kinds", state.kinds, board.squares)
-    if ((cells == 0) != (kinds == EMPTY)).any():
-        square = int(np.flatnonzero((cells == 0) != (kinds == EMPTY))[0])
-        raise CarnacError(
-            f"square {square} has colour {cells[square]} and kind {kinds[square]}: "
-            "a square is empty (0) in both or in neither"
+        validate(state, name="the state")
+        if state.board.rules() != self.board.rules():
+            raise CarnacError(f"the state is on board {state.board.rules()}, this BatchGame plays {self.board.rules()}")
+        if state.phase == OVER:
+            raise CarnacError("the state is a finished game; a BatchGame slot holds a game in progress")
+        lying = np.array(state.lying, dtype=np.int16).reshape(-1, 2)
+        _rules.load_game(
+            self._state,
+            i,
+            np.frombuffer(state.cells, dtype=np.uint8),
+            np.frombuffer(state.kinds, dtype=np.uint8),
+            lying,
+            len(lying),
+            state.supply,
+            state.empty,
+            state.phase,
+            state.to_act,
+            state.pending,
+            state.pending_colour,
         )
-    empty = int((kinds == EMPTY).sum())
-    if state.empty != empty or isinstance(state.empty, bool):
-        raise CarnacError(f"empty={state.empty!r} but {empty} squares are empty")
-    placing = state.phase == PLACE
-    lowest = 1 if placing or not board.last_tilt else 0
-    _expect_int("supply", state.supply, range(lowest, board.megaliths + 1), f"{lowest}..{board.megaliths}")
-    if placing and empty == 0:
-        raise CarnacError("no square is empty: a game in the place phase needs an empty square")
-    lying = _lying_pairs(board, state.lying, cells, kinds)
-    on_board = int((kinds == STANDING).sum()) + len(lying)
-    if on_board > board.megaliths - state.supply:
-        raise CarnacError(
-            f"{on_board} megaliths on the board but only {board.megaliths - state.supply} left a supply of "
-            f"{board.megaliths} (supply={state.supply})"
-        )
-    pending, pending_ns, tilt_ok = _pending_fields(board, state, kinds)
-    slot: dict[str, Any] = {
-        "cells": cells,
-        "kinds": kinds,
-        "lying": np.zeros((board.megaliths, 2), dtype=np.int16),
-        "num_lying": len(lying),
-        "supply": state.supply,
-        "empty": empty,
-        "phase": state.phase,
-        "to_act": state.to_act,
-        "pending": pending,
-        "pending_ns": pending_ns,
-        "tilt_ok": tilt_ok,
-    }
-    if lying:
-        slot["lying"][: len(lying)] = lying
-    return slot
-
-
-def _expect_int(name: str, value: Any, allowed: Any, expected: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value not in allowed:
-        raise CarnacError(f"{name}={value!r}; expected {expected}")
-
-
-def _square_bytes(name: str, value: Any, squares: int) -> np.ndarray:
-    if not isinstance(value, bytearray) or len(value) != squares:
-        size = f"{len(value)} bytes" if isinstance(value, bytes | bytearray) else type(value).__name__
-        raise CarnacError(f"{name} must be a bytearray of {squares} squares, got {size}")
-    array = np.frombuffer(bytes(value), dtype=np.uint8).copy()
-    if array.max(initial=0) > 2:
-        square = int(np.argmax(array > 2))
-        raise CarnacError(f"{name}[{square}]={array[square]}; expected 0, 1 or 2")
-    return array
-
-
-def _lying_pairs(board: Board, pairs: Any, cells: np.ndarray, kinds: np.ndarray) -> list[tuple[int, int]]:
-    if not isinstance(pairs, list | tuple) or len(pairs) > board.megaliths:
-        raise CarnacError(f"lying must be a list of at most {board.megaliths} square pairs")
-    covered = np.zeros(board.squares, dtype=np.int32)
-    checked = []
-    for pair in pairs:
-        if (
-            not isinstance(pair, tuple | list)
-            or len(pair) != 2
-            or not all(isinstance(s, int | np.integer) and not isinstance(s, bool) for s in pair)
-            or not all(0 <= s < board.squares for s in pair)
-        ):
-            raise CarnacError(f"lying pair {pair!r} is not two squares of the board")
-        first, second = int(pair[0]), int(pair[1])
-        if second not in board.neighbours[first]:
-            raise CarnacError(f"lying pair {pair!r}: the squares are not orthogonally adjacent")
-        if kinds[first] != LYING or kinds[second] != LYING or cells[first] != cells[second]:
-            raise CarnacError(f"lying pair {pair!r}: both squares must be lying and show one colour")
-        covered[[first, second]] += 1
-        checked.append((first, second))
-    if not np.array_equal(covered, (kinds == LYING).astype(np.int32)):
-        square = int(np.flatnonzero(covered != (kinds == LYING))[0])
-        raise CarnacError(f"square {square}: every lying square must belong to exactly one lying pair")
-    return checked
-
-
-def _pending_fields(board: Board, state: GameState, kinds: np.ndarray) -> tuple[int, int, np.ndarray]:
-    tilt_ok = np.zeros(4, dtype=bool)
-    if state.phase != RESPOND:
-        if (
-            isinstance(state.pending, bool)
-            or state.pending != -1
-            or not isinstance(state.pending_colours, tuple)
-            or state.pending_colours != (0, 0)
-        ):
-            raise CarnacError(
-                f"pending={state.pending!r}, pending_colours={state.pending_colours!r} outside the respond "
-                "phase; expected -1 and (0, 0)"
-            )
-        return -1, 0, tilt_ok
-    _expect_int("pending", state.pending, range(board.squares), f"a square 0..{board.squares - 1}")
-    if kinds[state.pending] != STANDING:
-        raise CarnacError(f"pending={state.pending}: the megalith awaiting a tilt must be standing there")
-    colours = state.pending_colours
-    if (
-        not isinstance(colours, tuple)
-        or len(colours) != 2
-        or colours[0] not in (RED, WHITE)
-        or colours[1] != RED + WHITE - colours[0]
-        or isinstance(colours[0], bool)
-    ):
-        raise CarnacError(f"pending_colours={colours!r}; expected (1, 2) or (2, 1)")
-    for direction in state.tilt_targets():  # the core's rule, on fields checked above
-        tilt_ok[direction] = True
-    return int(state.pending), int(colours[0]), tilt_ok
+        _views.refresh_views(self._state, i)  # the planes and place bits, from cells and kinds

@@ -9,23 +9,41 @@ With R rows and C columns there are ``R*C*4 + 5`` actions:
 * tilt: ``R*C*4 + d`` for direction d = 0 north, 1 east, 2 south, 3 west;
 * decline: ``R*C*4 + 4``.
 
-Colours in actions are relative to the mover so one policy can play both seats.
+Colours in actions are relative to the mover so one policy can play both seats. What an
+orientation shows (:func:`tilt_colours`) is rules arithmetic shared by every engine and lives
+in :mod:`carnac_env.core.arithmetic`; it is re-exported here.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
+from carnac_env._checks import whole
+from carnac_env.core.arithmetic import EAST_WEST_SHOWS_TOP, OPPONENT_ON_TOP, orientation_for, tilt_colours
 from carnac_env.core.boards import Board
-from carnac_env.errors import CarnacError
+
+__all__ = [
+    "DECLINE",
+    "EAST_WEST_SHOWS_TOP",
+    "OPPONENT_ON_TOP",
+    "ORIENTATIONS",
+    "PLACE",
+    "TILT",
+    "Action",
+    "decline_action",
+    "decline_number",
+    "decode",
+    "orientation_for",
+    "place_action",
+    "place_number",
+    "place_orientation",
+    "place_square",
+    "tilt_action",
+    "tilt_base",
+    "tilt_colours",
+]
 
 PLACE, TILT, DECLINE = "place", "tilt", "decline"
-
-#: Orientation bits.
-OPPONENT_ON_TOP = 1
-EAST_WEST_SHOWS_TOP = 2
 
 
 class Action(NamedTuple):
@@ -76,19 +94,13 @@ def decline_number(squares):
     return tilt_base(squares) + 4
 
 
-def _check_index(name: str, value: object, stop: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < stop:
-        raise CarnacError(f"{name} {value!r} is not an integer in 0..{stop - 1}")
-    return int(value)
-
-
 def place_action(board: Board, square: int, orientation: int) -> int:
     """The action number that places on ``square`` (row-major) with ``orientation`` 0..3.
 
     Raises:
         CarnacError: ``square`` is not a square of ``board`` or ``orientation`` not in 0..3.
     """
-    return place_number(_check_index("square", square, board.squares), _check_index("orientation", orientation, 4))
+    return place_number(whole("square", square, 0, board.squares - 1), whole("orientation", orientation, 0, 3))
 
 
 def tilt_action(board: Board, direction: int) -> int:
@@ -97,7 +109,7 @@ def tilt_action(board: Board, direction: int) -> int:
     Raises:
         CarnacError: ``direction`` is not in 0..3.
     """
-    return tilt_base(board.squares) + _check_index("direction", direction, 4)
+    return tilt_base(board.squares) + whole("direction", direction, 0, 3)
 
 
 def decline_action(board: Board) -> int:
@@ -113,26 +125,3 @@ def decode(board: Board, action: int) -> Action:
     if action < base + 4:
         return Action(TILT, direction=action - base)
     return Action(DECLINE)
-
-
-def tilt_colours(mover: int, orientation: int) -> tuple[int, int, int]:
-    """Colours a megalith placed by ``mover`` (0 or 1) with ``orientation`` shows.
-
-    Returns ``(top, north_south, east_west)`` as cell values (1 red, 2 white): the colour
-    of its top end, and the colour both squares show after a tilt north or south, and
-    after a tilt east or west.
-    """
-    own, other = mover + 1, 2 - mover
-    top, under = (other, own) if orientation & OPPONENT_ON_TOP else (own, other)
-    if orientation & EAST_WEST_SHOWS_TOP:
-        return top, under, top
-    return top, top, under
-
-
-def orientation_for(mover: int, top: int, north_south: int) -> int:
-    """The orientation (0..3) by which ``mover`` puts cell colour ``top`` on top and makes a
-    north/south tilt show cell colour ``north_south``. Inverse of :func:`tilt_colours`."""
-    o = 0 if top == mover + 1 else OPPONENT_ON_TOP
-    if north_south != top:
-        o |= EAST_WEST_SHOWS_TOP
-    return o

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from carnac_env._checks import is_flag
 from carnac_env.errors import CarnacError, UnknownOptionError
 
 #: Directions, in the order of the action encoding: 0 north, 1 east, 2 south, 3 west.
@@ -138,9 +139,9 @@ class Board:
 def _validate(board: Board) -> None:
     for option in ("rows", "cols", "megaliths", "min_dolmen"):
         value = getattr(board, option)
-        if isinstance(value, bool) or not isinstance(value, int):
+        if is_flag(value) or not isinstance(value, int):  # plain ints only: a Board's fields are stored as given
             raise CarnacError(f"board option {option}={value!r} must be an integer, got {type(value).__name__}")
-    if not isinstance(board.last_tilt, bool):
+    if not isinstance(board.last_tilt, bool):  # a plain bool (numpy's is refused: it would be stored as given)
         raise CarnacError(f"board option last_tilt={board.last_tilt!r} must be True or False")
     if board.rows < 1 or board.cols < 1:
         raise CarnacError(f"a {board.rows} x {board.cols} board has no room to play: rows and cols must be >= 1")

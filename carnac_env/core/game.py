@@ -16,15 +16,25 @@ The turn structure, in the words of the rules:
 3. If it cannot be tilted, the other player places next.
 4. The game ends when the supply is empty or no empty square remains. With ``last_tilt``
    (the default) the final megalith may still be tilted or declined first.
+
+Where each rule is written: what the player to act may do is :meth:`GameState.moves`, the
+one statement of legality that :meth:`~GameState.legal_actions`,
+:meth:`~GameState.why_illegal`, :func:`carnac_env.core.observation.legal_mask` and the
+environments' observation tracker all read; a tilt's landing squares are
+:meth:`~GameState.tilt_targets`; the arithmetic of colours, of the response and of the end
+of the game (:func:`~carnac_env.core.arithmetic.game_ends`, checked after every move) is in
+:mod:`carnac_env.core.arithmetic`, shared with the batched and JAX engines. Hand-built
+positions come from :meth:`GameState.from_diagram` (:mod:`carnac_env.core.diagram`) and are
+checked by :func:`carnac_env.core.validate.validate`.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
-import numpy as np
-
+from carnac_env._checks import is_flag, is_whole, whole
 from carnac_env.core.actions import (
     ORIENTATIONS,
     TILT,
@@ -37,6 +47,14 @@ from carnac_env.core.actions import (
     place_square,
     tilt_action,
     tilt_base,
+)
+from carnac_env.core.arithmetic import (
+    RED,
+    WHITE,
+    game_ends,
+    gets_response,
+    other_colour,
+    tilt_colour,
     tilt_colours,
 )
 from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
@@ -44,16 +62,55 @@ from carnac_env.core.notation import action_to_text, square_name
 from carnac_env.core.scoring import Result, score
 from carnac_env.errors import CarnacError, IllegalActionError
 
+__all__ = [
+    "COLOUR_NAMES",
+    "EMPTY",
+    "LYING",
+    "OVER",
+    "PHASE_NAMES",
+    "PLACE",
+    "PLAYER_NAMES",
+    "RED",
+    "RESPOND",
+    "STANDING",
+    "WHITE",
+    "GameState",
+    "Moves",
+]
+
 #: Phases of the turn.
 PLACE, RESPOND, OVER = 0, 1, 2
 PHASE_NAMES = ("place", "respond", "over")
 
 #: What a square holds (``GameState.kinds``).
 EMPTY, STANDING, LYING = 0, 1, 2
-#: Cell colours (``GameState.cells``): 0 empty, player + 1 otherwise.
-RED, WHITE = 1, 2
+#: Cell colours (``GameState.cells``): 0 empty, player + 1 otherwise (RED 1, WHITE 2).
 COLOUR_NAMES = ("", "Red", "White")
 PLAYER_NAMES = ("Red", "White")
+
+#: A tilt's landing: the two squares it covers and the cell colour they show.
+Target = tuple[int, int, int]
+_NO_TARGETS: dict[int, Target] = {}
+
+
+class Moves(NamedTuple):
+    """What the player to act may do now (:meth:`GameState.moves`).
+
+    Attributes:
+        place: whether the player places now: on any empty square, in any of the 4
+            orientations (and on no other square).
+        tilts: the legal tilts of the megalith awaiting a decision,
+            ``{direction: (square, square, colour)}`` (read it, do not change it).
+        decline: whether the player may decline (exactly when a megalith awaits a decision).
+    """
+
+    place: bool
+    tilts: Mapping[int, Target]
+    decline: bool
+
+
+_PLACING = Moves(True, _NO_TARGETS, False)
+_NOTHING = Moves(False, _NO_TARGETS, False)
 
 
 class GameState:
@@ -69,24 +126,29 @@ class GameState:
         phase: ``PLACE``, ``RESPOND`` or ``OVER``.
         to_act: the player (0 Red, 1 White) who acts now; after the end, the last to act.
         pending: in ``RESPOND``, the square of the megalith awaiting a tilt decision, else -1.
-        pending_colours: in ``RESPOND``, the cell colours that a tilt north/south and a tilt
-            east/west of the pending megalith would show, else ``(0, 0)``.
+        pending_colour: in ``RESPOND``, the cell colour that a tilt north or south of the
+            pending megalith would show (a tilt east or west shows the other), else 0.
         empty: number of empty squares.
+
+    :attr:`pending_colours` gives both colours, ``(north/south, east/west)``.
     """
 
     __slots__ = (
         "_result",
+        "_targets",
         "board",
         "cells",
         "empty",
         "kinds",
         "lying",
         "pending",
-        "pending_colours",
+        "pending_colour",
         "phase",
         "supply",
         "to_act",
     )
+    #: The slots that make up the position (the others are caches).
+    _FIELDS = ("board", "cells", "empty", "kinds", "lying", "pending", "pending_colour", "phase", "supply", "to_act")
 
     def __init__(self, board: Board | str = "medium", **rules: object) -> None:
         """A new game on ``board`` (a name or a Board), with optional rules options."""
@@ -100,9 +162,10 @@ class GameState:
         self.phase = PLACE
         self.to_act = 0
         self.pending = -1
-        self.pending_colours = (0, 0)
+        self.pending_colour = 0
         self.empty = board.squares
         self._result: Result | None = None
+        self._targets: tuple[int, int, Moves] | None = None  # the moves of the pending megalith, once
 
     # ----------------------------------------------------------------- copying, equality
     def copy(self) -> GameState:
@@ -116,9 +179,10 @@ class GameState:
         other.phase = self.phase
         other.to_act = self.to_act
         other.pending = self.pending
-        other.pending_colours = self.pending_colours
+        other.pending_colour = self.pending_colour
         other.empty = self.empty
         other._result = self._result
+        other._targets = self._targets  # never changed in place, so it may be shared
         return other
 
     __copy__ = copy
@@ -127,16 +191,22 @@ class GameState:
         return self.copy()
 
     def __getstate__(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in self._FIELDS}
 
     def __setstate__(self, data: dict) -> None:
+        data = dict(data)
+        if "pending_colours" in data:  # pickles from before pending_colour: (north/south, east/west)
+            data["pending_colour"] = data.pop("pending_colours")[0]
         for name, value in data.items():
-            setattr(self, name, value)
+            if name in self._FIELDS:
+                setattr(self, name, value)
+        self._result = None
+        self._targets = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GameState):
             return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__ if name != "_result")
+        return all(getattr(self, name) == getattr(other, name) for name in self._FIELDS)
 
     __hash__ = None  # mutable
 
@@ -145,12 +215,6 @@ class GameState:
             f"GameState(board={self.board.name!r}, phase={PHASE_NAMES[self.phase]!r}, "
             f"to_act={self.to_act}, supply={self.supply}, pending={self.pending})"
         )
-
-    def _repr_svg_(self) -> str:
-        """The board as SVG, for Jupyter's inline display (drawn by :mod:`carnac_env.render.svg`)."""
-        from carnac_env.render.svg import state_svg  # only when a notebook asks
-
-        return state_svg(self)
 
     # ----------------------------------------------------------------- reading the state
     @property
@@ -163,26 +227,60 @@ class GameState:
         """Megaliths placed so far."""
         return self.board.megaliths - self.supply
 
-    def tilt_targets(self) -> dict[int, tuple[int, int, int]]:
+    @property
+    def pending_colours(self) -> tuple[int, int]:
+        """``(north_south, east_west)``: the cell colours a tilt of the pending megalith would
+        show north or south and east or west; ``(0, 0)`` when none is pending."""
+        colour = self.pending_colour
+        return (colour, other_colour(colour)) if colour else (0, 0)
+
+    def tilt_targets(self) -> dict[int, Target]:
         """The legal tilts of the megalith awaiting a decision.
 
         Returns:
             ``{direction: (square, square, colour)}``: the two squares the megalith would
             cover and the cell colour they would show. Empty outside the ``RESPOND`` phase.
         """
-        if self.phase != RESPOND:
-            return {}
-        return self._tilt_targets(self.pending, self.pending_colours)
+        return dict(self._pending_targets())
 
-    def _tilt_targets(self, square: int, colours: tuple[int, int]) -> dict[int, tuple[int, int, int]]:
+    def _pending_targets(self) -> dict[int, Target]:
+        """:meth:`tilt_targets`, computed once per pending megalith (do not change it)."""
+        return self._responding().tilts if self.phase == RESPOND else _NO_TARGETS
+
+    def _responding(self) -> Moves:
+        """:meth:`moves` in the ``RESPOND`` phase, computed once per pending megalith."""
+        cached = self._targets
+        if cached is not None and cached[0] == self.pending and cached[1] == self.pending_colour:
+            return cached[2]
+        moves = Moves(False, self._tilt_targets(self.pending, self.pending_colour), True)
+        self._targets = (self.pending, self.pending_colour, moves)
+        return moves
+
+    def _tilt_targets(self, square: int, north_south: int) -> dict[int, Target]:
+        """The tilt rule: a megalith standing on ``square`` may tilt towards a direction when
+        both squares it would cover are on the board and empty."""
         kinds = self.kinds
         targets = {}
         for direction, pair in enumerate(self.board.tilt_squares[square]):
             if pair is not None and not kinds[pair[0]] and not kinds[pair[1]]:
-                targets[direction] = (pair[0], pair[1], colours[direction & 1])
+                targets[direction] = (pair[0], pair[1], tilt_colour(north_south, direction))
         return targets
 
-    def tilts_after_place(self, square: int, orientation: int) -> dict[int, tuple[int, int, int]]:
+    def moves(self) -> Moves:
+        """What the player to act may do now: the one statement of legality.
+
+        In ``PLACE``: place on any empty square in any orientation; in ``RESPOND``: tilt the
+        pending megalith towards any of :meth:`tilt_targets`, or decline; once ``OVER``:
+        nothing. :meth:`legal_actions`, :meth:`why_illegal`, the legal mask and the
+        environments' observation tracker are all read from this.
+        """
+        if self.phase == PLACE:
+            return _PLACING
+        if self.phase == RESPOND:
+            return self._responding()
+        return _NOTHING
+
+    def tilts_after_place(self, square: int, orientation: int) -> dict[int, Target]:
         """The tilts the opponent could choose if the player to place put a megalith on empty
         ``square`` with ``orientation`` (0..3) now: the same form as :meth:`tilt_targets`.
 
@@ -196,24 +294,24 @@ class GameState:
         board = self.board
         if self.phase != PLACE:
             raise CarnacError(f"tilts_after_place needs the place phase; the game is in {PHASE_NAMES[self.phase]!r}")
-        if isinstance(square, bool) or not isinstance(square, int | np.integer) or not 0 <= square < board.squares:
-            raise CarnacError(f"square {square!r} is not on the board (0..{board.squares - 1})")
-        if isinstance(orientation, bool) or orientation not in (0, 1, 2, 3):
-            raise CarnacError(f"orientation {orientation!r} is not one of 0, 1, 2, 3")
+        square = whole("square", square, 0, board.squares - 1)
+        orientation = whole("orientation", orientation, 0, 3)
         if self.kinds[square]:
-            raise CarnacError(f"square {square_name(board, int(square))} is not empty")
-        if self.supply == 1 and not board.last_tilt:
+            raise CarnacError(f"square {square_name(board, square)} is not empty")
+        _, north_south, _ = tilt_colours(self.to_act, orientation)
+        targets = self._tilt_targets(square, north_south)
+        if not gets_response(bool(targets), self.supply - 1, board.last_tilt):
             return {}
-        _, north_south, east_west = tilt_colours(self.to_act, int(orientation))
-        return self._tilt_targets(int(square), (north_south, east_west))
+        return targets
 
     def tilt_directions(self) -> list[int]:
         """The directions (0 north, 1 east, 2 south, 3 west) the pending megalith may tilt."""
-        return list(self.tilt_targets())
+        return list(self._pending_targets())
 
     def legal_actions(self) -> list[int]:
         """Every legal action number, in increasing order; empty once the game is over."""
-        if self.phase == PLACE:
+        moves = self.moves()
+        if moves.place:
             kinds = self.kinds
             return [
                 a
@@ -221,27 +319,52 @@ class GameState:
                 if not kinds[s]
                 for a in range(place_number(s, 0), place_number(s, ORIENTATIONS))
             ]
-        if self.phase == RESPOND:
+        if moves.decline:
             base = tilt_base(self.board.squares)
-            return [base + d for d in self.tilt_targets()] + [decline_number(self.board.squares)]
+            return [base + d for d in moves.tilts] + [decline_number(self.board.squares)]
         return []
 
-    def why_illegal(self, action: int) -> str | None:
+    def legal_action_at(self, u: float) -> int:
+        """The legal action of rank ``floor(u * count)`` among the ``count`` legal actions in
+        increasing order, for ``u`` in [0, 1).
+
+        With ``u`` drawn uniformly this is a uniformly random legal move: the one random legal
+        move of the core's family (the ``random`` agent, the environments' random opponent).
+
+        Raises:
+            CarnacError: the game is over (no legal action).
+        """
+        moves = self.moves()
+        if moves.place:
+            rank, orientation = divmod(int(u * ORIENTATIONS * self.empty), ORIENTATIONS)
+            square = -1
+            for _ in range(rank + 1):
+                square = self.kinds.index(EMPTY, square + 1)
+            return place_number(square, orientation)
+        if not moves.decline:
+            raise CarnacError("the game is over; there is no legal action")
+        pick = int(u * (len(moves.tilts) + 1))
+        base = tilt_base(self.board.squares)
+        return base + list(moves.tilts)[pick] if pick < len(moves.tilts) else base + 4
+
+    def why_illegal(self, action: Any) -> str | None:
         """``None`` if ``action`` is legal now, otherwise the reason in words."""
         board = self.board
-        try:
-            if isinstance(action, bool):
-                raise TypeError
-            action = operator.index(action)
-        except TypeError:
-            return f"an action must be an integer, got {type(action).__name__}"
+        if type(action) is not int:
+            try:
+                if is_flag(action):
+                    raise TypeError
+                action = operator.index(action)
+            except TypeError:
+                return f"an action must be an integer, got {type(action).__name__}"
         if not 0 <= action < board.num_actions:
             return f"actions run from 0 to {board.num_actions - 1} on a {board.rows} x {board.cols} board"
-        if self.phase == OVER:
+        moves = self.moves()
+        if not (moves.place or moves.decline):
             return "the game is over"
         move = decode(board, action)
         if move.kind == "place":
-            if self.phase == RESPOND:
+            if not moves.place:
                 return (
                     f"{PLAYER_NAMES[self.to_act]} must first tilt or decline the megalith "
                     f"standing on {square_name(board, self.pending)}"
@@ -250,10 +373,10 @@ class GameState:
                 what = "a standing" if self.kinds[move.square] == STANDING else "a lying"
                 return f"square {square_name(board, move.square)} already holds {what} megalith"
             return None
-        if self.phase == PLACE:
+        if not moves.decline:
             verb = "tilt" if move.kind == TILT else "decline"
             return f"there is no megalith to {verb}: {PLAYER_NAMES[self.to_act]} must place"
-        if move.kind == TILT and move.direction not in self.tilt_targets():
+        if move.kind == TILT and move.direction not in moves.tilts:
             return self._why_tilt_illegal(move.direction)
         return None
 
@@ -271,11 +394,7 @@ class GameState:
     def describe(self, action: object) -> str:
         """``"action 123 (c4 Rns)"``: an action number with its notation for the player to act
         (just ``"action X"`` for a value outside the action space)."""
-        if (
-            isinstance(action, int | np.integer)
-            and not isinstance(action, bool)
-            and 0 <= action < self.board.num_actions
-        ):
+        if is_whole(action) and 0 <= action < self.board.num_actions:
             return f"action {int(action)} ({action_to_text(self.board, int(action), self.to_act)})"
         return f"action {action!r}"
 
@@ -321,15 +440,15 @@ class GameState:
     def place(self, square: int, orientation: int) -> None:
         """Place a megalith from the supply upright on empty ``square`` (row-major index)
         with ``orientation`` 0..3 (see :mod:`carnac_env.core.actions`)."""
-        if not (isinstance(orientation, int) and 0 <= orientation < 4):
+        if not (is_whole(orientation) and 0 <= orientation < 4):
             raise IllegalActionError(f"orientation {orientation!r} is not one of 0, 1, 2, 3")
-        if not (isinstance(square, int) and 0 <= square < self.board.squares):
+        if not (is_whole(square) and 0 <= square < self.board.squares):
             raise IllegalActionError(f"square {square!r} is not on the board (0..{self.board.squares - 1})")
         self.apply(place_action(self.board, square, orientation))
 
     def tilt(self, direction: int) -> None:
         """Tilt the megalith awaiting a decision towards ``direction`` (0 N, 1 E, 2 S, 3 W)."""
-        if not (isinstance(direction, int) and 0 <= direction < 4):
+        if not (is_whole(direction) and 0 <= direction < 4):
             raise IllegalActionError(f"direction {direction!r} is not one of 0 (N), 1 (E), 2 (S), 3 (W)")
         self.apply(tilt_action(self.board, direction))
 
@@ -339,26 +458,25 @@ class GameState:
 
     def _place(self, square: int, orientation: int) -> None:
         mover = self.to_act
-        top, north_south, east_west = tilt_colours(mover, orientation)
+        top, north_south, _ = tilt_colours(mover, orientation)
         self.cells[square] = top
         self.kinds[square] = STANDING
         self.supply -= 1
         self.empty -= 1
-        last = self.supply == 0
-        if (not last or self.board.last_tilt) and self._tilt_targets(square, (north_south, east_west)):
+        targets = self._tilt_targets(square, north_south)
+        if gets_response(bool(targets), self.supply, self.board.last_tilt):
             self.phase = RESPOND
             self.pending = square
-            self.pending_colours = (north_south, east_west)
+            self.pending_colour = north_south
+            self._targets = (square, north_south, Moves(False, targets, True))
             self.to_act = 1 - mover
-        elif last or self.empty == 0:
-            self._end()
         else:
-            self.to_act = 1 - mover
+            self._next_placement(1 - mover)
 
     def _tilt(self, direction: int) -> None:
         origin = self.pending
         first, second = self.board.tilt_squares[origin][direction]
-        colour = self.pending_colours[direction & 1]
+        colour = tilt_colour(self.pending_colour, direction)
         cells, kinds = self.cells, self.kinds
         cells[origin] = 0
         kinds[origin] = EMPTY
@@ -367,28 +485,26 @@ class GameState:
         self.lying.append((first, second))
         self.empty -= 1
         self._clear_pending()
-        # The tilter places next; the origin square is empty again, so only the supply can end it.
-        if self.supply == 0:
-            self._end()
-        else:
-            self.phase = PLACE
+        self._next_placement(self.to_act)  # the tilter places next
 
     def _decline(self) -> None:
         self._clear_pending()
         self.to_act = 1 - self.to_act
-        # A decline implies two empty squares, so only the supply can end the game here.
-        if self.supply == 0:
-            self._end()
-        else:
-            self.phase = PLACE
+        self._next_placement(self.to_act)  # the placer places again
 
     def _clear_pending(self) -> None:
         self.pending = -1
-        self.pending_colours = (0, 0)
+        self.pending_colour = 0
+        self._targets = None
 
-    def _end(self) -> None:
-        self.phase = OVER
-        self._clear_pending()
+    def _next_placement(self, placer: int) -> None:
+        """After a move that leaves no megalith pending: the end of the game if the one
+        end-of-game rule says so (the last to act stays ``to_act``), else ``placer`` places."""
+        if game_ends(self.pending, self.supply, self.empty):
+            self.phase = OVER
+        else:
+            self.phase = PLACE
+            self.to_act = placer
 
     # ----------------------------------------------------------------- hand-built positions
     @classmethod
@@ -405,125 +521,28 @@ class GameState:
 
         Args:
             board: the board (name or Board), with optional ``rules`` options.
-            diagram: one line per row, north first; one character per square, spaces
-                ignored: ``.`` empty, ``R``/``W`` a standing megalith showing red/white,
-                ``r``/``w`` a square of a lying megalith. Lying squares pair up with an
-                east neighbour of the same letter first, else a south one.
-            to_act: the player to place (the position is in the ``PLACE`` phase).
-            supply: megaliths left; by default the board's megaliths minus those drawn.
+            diagram: one line per row, north first (a string, or an iterable of strings);
+                one character per square, spaces ignored: ``.`` empty, ``R``/``W`` a
+                standing megalith showing red/white, ``r``/``w`` a square of a lying
+                megalith. Lying squares pair up with an east neighbour of the same letter
+                first, else a south one.
+            to_act: the player to place, 0 (Red) or 1 (White); the position is in the
+                ``PLACE`` phase.
+            supply: megaliths left (a whole number); by default the board's megaliths minus
+                those drawn.
 
         Raises:
-            CarnacError: a diagram of the wrong size, an unknown character, lying squares
-                that do not pair up, or a supply that does not fit.
+            CarnacError: a diagram that is not text or of the wrong size, an unknown
+                character, lying squares that do not pair up, a ``to_act`` other than 0 or 1,
+                or a supply that is not a whole number or does not fit (see
+                :func:`carnac_env.core.validate.validate`).
         """
-        state = cls(board, **rules)
-        state._fill_from_rows(_diagram_rows(state.board, diagram))
-        state._pair_lying_squares()
-        state._set_diagram_counts(supply, to_act)
-        return state
+        from carnac_env.core.diagram import position_from_diagram  # the diagram parser builds GameStates
 
-    def _fill_from_rows(self, rows: list[str]) -> None:
-        """Set cells and kinds from diagram rows (already checked for size)."""
-        for square, char in enumerate("".join(rows)):
-            if char not in _DIAGRAM_CODES:
-                raise CarnacError(
-                    f"diagram square {square_name(self.board, square)} has {char!r}; expected one of . R W r w"
-                )
-            self.cells[square], self.kinds[square] = _DIAGRAM_CODES[char]
-
-    def _pair_lying_squares(self) -> None:
-        """Pair the lying squares into megaliths in ``lying``: each square in reading order
-        with an unpaired neighbour of its colour, east first, else south, backtracking when
-        a choice leaves a square without a partner."""
-        pairs = self._match_lying(0, bytearray(self.board.squares))
-        if pairs is None:
-            raise CarnacError(self._why_unpairable())
-        self.lying.extend(pairs)
-
-    def _match_lying(self, start: int, paired: bytearray) -> list[tuple[int, int]] | None:
-        """Pairs for every unpaired lying square from ``start`` on, or None if impossible."""
-        square = next((s for s in range(start, self.board.squares) if self.kinds[s] == LYING and not paired[s]), None)
-        if square is None:
-            return []
-        for other in self._lying_partners(square, paired):
-            paired[square] = paired[other] = 1
-            rest = self._match_lying(square + 1, paired)
-            if rest is not None:
-                return [(square, other), *rest]
-            paired[square] = paired[other] = 0
-        return None
-
-    def _lying_partners(self, square: int, paired: bytearray) -> list[int]:
-        """The east, then the south, neighbour of ``square`` that can pair with it."""
-        board = self.board
-        r, c = divmod(square, board.cols)
-        candidates = (square + 1 if c + 1 < board.cols else None, square + board.cols if r + 1 < board.rows else None)
-        return [
-            other
-            for other in candidates
-            if other is not None
-            and self.kinds[other] == LYING
-            and not paired[other]
-            and self.cells[other] == self.cells[square]
-        ]
-
-    def _why_unpairable(self) -> str:
-        """The message for lying squares that do not pair up: a square with no lying
-        neighbour of its colour if there is one, else the lying squares as a whole."""
-        board, cells, kinds = self.board, self.cells, self.kinds
-        lying = [s for s in range(board.squares) if kinds[s] == LYING]
-        for square in lying:
-            if not any(kinds[o] == LYING and cells[o] == cells[square] for o in board.neighbours[square]):
-                return (
-                    f"diagram square {square_name(board, square)} is a lying megalith with no "
-                    "partner of its colour next to it"
-                )
-        names = " ".join(square_name(board, s) for s in lying)
-        return f"diagram lying squares {names} cannot be paired into megaliths of one colour each"
-
-    def _set_diagram_counts(self, supply: int | None, to_act: int) -> None:
-        """Set ``empty``, ``supply`` and ``to_act`` of a diagram position, checking they fit."""
-        board = self.board
-        used = sum(1 for k in self.kinds if k == STANDING) + len(self.lying)
-        self.empty = sum(1 for k in self.kinds if k == EMPTY)
-        self.supply = board.megaliths - used if supply is None else supply
-        if not 0 < self.supply <= board.megaliths - used or self.empty == 0:
-            raise CarnacError(
-                f"supply {self.supply} does not fit a position with {used} megaliths on the "
-                f"board of a {board.megaliths}-megalith game and {self.empty} empty squares "
-                "(a playable position needs a supply >= 1 and an empty square)"
-            )
-        if to_act not in (0, 1):
-            raise CarnacError(f"to_act={to_act!r}; expected 0 (Red) or 1 (White)")
-        self.to_act = to_act
+        return position_from_diagram(cls(board, **rules), diagram, to_act=to_act, supply=supply)
 
     def diagram(self) -> str:
         """The inverse of :meth:`from_diagram`: one line per row, north first."""
-        letters = {code: char for char, code in _DIAGRAM_CODES.items()}
-        cols = self.board.cols
-        out = []
-        for r in range(self.board.rows):
-            out.append("".join(letters[self.cells[s], self.kinds[s]] for s in range(r * cols, (r + 1) * cols)))
-        return "\n".join(out)
+        from carnac_env.core.diagram import diagram_of
 
-
-#: Diagram characters and the (cell colour, kind) each stands for.
-_DIAGRAM_CODES = {
-    ".": (0, EMPTY),
-    "R": (RED, STANDING),
-    "W": (WHITE, STANDING),
-    "r": (RED, LYING),
-    "w": (WHITE, LYING),
-}
-
-
-def _diagram_rows(board: Board, diagram: str | Iterable[str]) -> list[str]:
-    """The rows of a diagram without spaces, checked to match the board's size."""
-    lines = diagram.strip().splitlines() if isinstance(diagram, str) else list(diagram)
-    rows = ["".join(line.split()) for line in lines if line.strip()]
-    if len(rows) != board.rows or any(len(r) != board.cols for r in rows):
-        raise CarnacError(
-            f"diagram is {len(rows)} rows of lengths {[len(r) for r in rows]}; "
-            f"expected {board.rows} rows of {board.cols} squares"
-        )
-    return rows
+        return diagram_of(self)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from carnac_env._checks import is_flag, is_whole
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text, parse_action
@@ -224,7 +225,7 @@ def _read_whole(handle: Any, path: str | Path) -> bytes:
 
 def _read_line(handle: Any, path: str | Path, line: int) -> bytes:
     """The ``line``-th non-blank line, each line read with a bounded size."""
-    if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+    if not is_whole(line) or line < 1:
         raise RecordError(f"line {line!r} does not exist: lines are numbered from 1")
     found = 0
     while True:
@@ -281,14 +282,14 @@ def _result_from_dict(result: Any) -> Result:
     if not isinstance(result, dict) or not {"winner", "dolmens", "scores"} <= set(result):
         raise RecordError("record field 'result' must be an object with 'winner', 'dolmens' and 'scores'")
     winner, dolmens, scores = result["winner"], result["dolmens"], result["scores"]
-    if isinstance(winner, bool) or winner not in (0, 1, None):
+    if is_flag(winner) or winner not in (0, 1, None):
         raise RecordError(f"record field 'result.winner' is {winner!r}; expected 0, 1 or null")
     if (
         not isinstance(dolmens, list)
         or len(dolmens) != 2
-        or not all(isinstance(d, list) and all(isinstance(x, int) for x in d) for d in dolmens)
+        or not all(isinstance(d, list) and all(is_whole(x) for x in d) for d in dolmens)
     ):
         raise RecordError("record field 'result.dolmens' must be two lists of integers")
-    if not isinstance(scores, list) or len(scores) != 2 or not all(isinstance(x, int) for x in scores):
+    if not isinstance(scores, list) or len(scores) != 2 or not all(is_whole(x) for x in scores):
         raise RecordError("record field 'result.scores' must be two integers")
     return Result(winner, (tuple(dolmens[0]), tuple(dolmens[1])), (scores[0], scores[1]))

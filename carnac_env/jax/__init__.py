@@ -13,7 +13,10 @@ The state carries ``current_player``, ``observation`` (the planes of
 :func:`carnac_env.core.observation.observation_planes`, seen by the player to act),
 ``legal_action_mask``, ``rewards`` (2,), ``terminated`` and ``truncated``, like a
 ``pgx.State``; :func:`from_core` turns a :class:`carnac_env.core.GameState` into a state
-(hand-built positions). The guide is docs/jax.md.
+(hand-built positions). The rules are a pure :class:`Game` in Pgx's shape
+(:mod:`carnac_env.jax.game`: ``init``, ``step``, ``observe``, ``legal_action_mask``,
+``is_terminal``, ``returns``), and :class:`Carnac` (:mod:`carnac_env.jax.env`) is the thin
+environment around it. The guide is docs/jax.md.
 
 Needs the ``jax`` extra: ``pip install carnac-env[jax]``.
 """
@@ -25,6 +28,7 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the install
     raise ImportError("carnac_env.jax needs JAX: pip install 'carnac-env[jax]' (or pip install jax)") from error
 
-from carnac_env.jax.carnac import Carnac, State, from_core
+from carnac_env.jax.env import Carnac, State, from_core
+from carnac_env.jax.game import Game, GameState
 
-__all__ = ["Carnac", "State", "from_core"]
+__all__ = ["Carnac", "Game", "GameState", "State", "from_core"]

@@ -18,17 +18,17 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from carnac_env._checks import number as _number
+from carnac_env import _checks
 from carnac_env._files import writing
 from carnac_env.core.actions import decode
 from carnac_env.core.game import PLAYER_NAMES, GameState
 from carnac_env.core.notation import parse_action
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError, RecordError
-from carnac_env.render.image import FACE_COLOURS, FACE_EDGES, TEXT_COLOUR, ImageRenderer
+from carnac_env.render.image import ImageRenderer
+from carnac_env.render.style import CAPTION_BACKGROUND, FACE_COLOURS, FACE_EDGES, PANEL_LINE, TEXT_COLOUR
 
 FORMATS = (".gif", ".mp4")
-_CAPTION_BACKGROUND = (250, 247, 238)
 
 
 def captions(record: GameRecord) -> list[str]:
@@ -109,7 +109,7 @@ def _with_caption(
     width: int,
     height: int,
 ) -> Any:
-    image = renderer.new_image(width, height + caption_height, _CAPTION_BACKGROUND)
+    image = renderer.new_image(width, height + caption_height, CAPTION_BACKGROUND)
     image.paste(renderer.draw_image(state, marks=marks, dolmens=True), (0, caption_height))
     draw = renderer.drawing(image)
     size = renderer.font_size
@@ -122,7 +122,7 @@ def _with_caption(
         x += size + size // 3
     sprite = renderer.text_sprite(caption, round(size * 1.1), TEXT_COLOUR)
     image.paste(sprite, (x, y - size // 10), sprite)
-    draw.line((0, caption_height - 1, width, caption_height - 1), fill=(214, 208, 192))
+    draw.line((0, caption_height - 1, width, caption_height - 1), fill=PANEL_LINE)
     return image
 
 
@@ -146,7 +146,7 @@ def write_animation(record: GameRecord, path: str | Path, fps: float = 2.0, *, c
         raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
     if suffix not in FORMATS:
         raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in {' or '.join(FORMATS)}")
-    fps = _number("fps", fps, 0.0, 1000.0, low_open=True)
+    fps = _checks.number("fps", fps, 0.0, 1000.0, low_open=True)
     if suffix == ".mp4":
         try:
             import imageio_ffmpeg

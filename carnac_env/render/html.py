@@ -23,20 +23,35 @@ from __future__ import annotations
 import json
 from html import escape
 from pathlib import Path
+from string import Template
 
 from carnac_env._files import write_text
 from carnac_env.core.game import PLAYER_NAMES
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
 from carnac_env.render.animate import positions
-from carnac_env.render.image import DOLMEN_LINES, FACE_COLOURS, FACE_EDGES, MARK_COLOUR, PENDING_RING, SQUARE_COLOUR
 from carnac_env.render.score import result_line
+from carnac_env.render.style import (
+    BOARD_RIM,
+    DOLMEN_LINES,
+    FACE_COLOURS,
+    FACE_EDGES,
+    MARK_COLOUR,
+    PAGE_BACKGROUND,
+    PENDING_RING,
+    RED_TEXT,
+    SOFT_TEXT,
+    SQUARE_COLOUR,
+    TEXT_COLOUR,
+    hex_colour,
+)
 from carnac_env.render.svg import SvgLayout, board_layer, pieces_layer
 
-_STYLE = """
-body { font-family: sans-serif; background: #f6f3ea; color: #282826; margin: 1.2em; }
+_STYLE = Template(
+    """
+body { font-family: sans-serif; background: $page; color: $text; margin: 1.2em; }
 h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
-.meta { color: #64625a; margin: 0 0 .8em 0; }
+.meta { color: $soft; margin: 0 0 .8em 0; }
 .replay { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; }
 .controls { display: flex; gap: .3em; align-items: center; margin: .5em 0; flex-wrap: wrap; }
 .controls button { font-size: 1em; padding: .25em .6em; cursor: pointer; }
@@ -51,6 +66,13 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
 .legend svg { flex: none; }
 #link { font-size: .9em; color: #45443f; }
 """
+).substitute(  # the colours of render/style.py
+    page=hex_colour(PAGE_BACKGROUND),
+    text=hex_colour(TEXT_COLOUR),
+    soft=hex_colour(SOFT_TEXT),
+    rim=hex_colour(BOARD_RIM),
+    red=hex_colour(RED_TEXT),
+)
 
 _SCRIPT = r"""
 (function () {

@@ -18,7 +18,9 @@ The picture is the board seen from above, with north at the top:
 Drawing uses Pillow only (the ``render`` extra): no display, no window, the same pixels for
 the same position and library version. Pieces are drawn once per renderer, supersampled for
 smooth edges, and pasted, so a frame costs well under a millisecond on the medium board
-(see ``benchmarks/render_speed.py``). Text uses Pillow's built-in font.
+(see ``benchmarks/render_speed.py``). Text uses Pillow's built-in font. The colours, the
+pieces' proportions and the font are those of :mod:`carnac_env.render.style`, shared with
+every other picture.
 
 >>> from carnac_env.render.image import ImageRenderer
 >>> frame = ImageRenderer(state.board).draw(state)        # doctest: +SKIP
@@ -32,42 +34,44 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from carnac_env._checks import whole
 from carnac_env.core import scoring
-from carnac_env.core.actions import tilt_colours
+from carnac_env.core.arithmetic import tilt_colours
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, PLACE, PLAYER_NAMES, STANDING, GameState
 from carnac_env.core.notation import column_name, square_name
 from carnac_env.errors import CarnacError
 from carnac_env.render.score import final_dolmens_line, score_line, tie_break_reason, turn_line
+from carnac_env.render.style import (
+    BACKGROUND,
+    BLOCK_EDGE,
+    BLOCK_OUTER,
+    BLOCK_TOP,
+    BOARD_RIM,
+    DOLMEN_LINES,
+    FACE_COLOURS,
+    FACE_EDGES,
+    FACE_SHADES,
+    LYING_SHADOW,
+    MARK_COLOUR,
+    PENDING_RING,
+    PIP_EMPTY,
+    PIP_FULL,
+    RED_FACE,
+    SHADOW,
+    SOFT_TEXT,
+    SQUARE_COLOUR,
+    SQUARE_LINE,
+    TEXT_COLOUR,
+    WHITE_FACE,
+    Colour,
+    font,
+    mix,
+    shade,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage
-
-Colour = tuple[int, int, int]
-
-#: The colours of the picture (RGB). Tests and the GUI read them.
-RED_FACE: Colour = (198, 45, 40)
-WHITE_FACE: Colour = (244, 241, 232)
-FACE_COLOURS: dict[int, Colour] = {1: RED_FACE, 2: WHITE_FACE}
-FACE_EDGES: dict[int, Colour] = {1: (112, 20, 18), 2: (112, 108, 98)}
-SQUARE_COLOUR: Colour = (122, 150, 100)
-SQUARE_LINE: Colour = (98, 124, 80)
-BOARD_RIM: Colour = (70, 88, 58)
-BACKGROUND: Colour = (236, 231, 217)
-TEXT_COLOUR: Colour = (40, 40, 38)
-SOFT_TEXT: Colour = (100, 98, 90)
-PENDING_RING: Colour = (255, 196, 0)
-DOLMEN_LINE: Colour = (255, 204, 20)
-#: The outline of a dolmen, by its colour: Red's in gold, White's in deep blue. Two touching
-#: dolmens are always of different colours (same-coloured neighbours form one group), so
-#: their outlines never share a colour.
-DOLMEN_LINES: dict[int, Colour] = {1: DOLMEN_LINE, 2: (36, 52, 140)}
-MARK_COLOUR: Colour = (40, 110, 220)
-
-#: A block drawn with its faces (the megalith awaiting a decision, or being placed): half
-#: the side of its outline and of its top end, as fractions of the square it stands on.
-BLOCK_OUTER = 0.43
-BLOCK_TOP = 0.22
 
 _SUPERSAMPLE = 4
 
@@ -78,36 +82,6 @@ def _require_pillow() -> Any:
     except ImportError:  # pragma: no cover - exercised only without the extra
         raise CarnacError("drawing the board as an image needs Pillow: pip install 'carnac-env[render]'") from None
     return Image, ImageDraw, ImageFont
-
-
-def font(size: int) -> Any:
-    """Pillow's built-in font at ``size`` pixels (its scalable font where Pillow has FreeType,
-    else its small bitmap font). Nothing is read from the system, so pictures are the same
-    everywhere for a given Pillow version."""
-    return _font(max(6, int(size)))
-
-
-_FONTS: dict[int, Any] = {}
-
-
-def _font(size: int) -> Any:
-    cached = _FONTS.get(size)
-    if cached is None:
-        _, _, image_font = _require_pillow()
-        try:
-            cached = image_font.load_default(size=size)
-        except (TypeError, ImportError, OSError):  # Pillow < 10.1 or built without FreeType
-            cached = image_font.load_default()
-        _FONTS[size] = cached
-    return cached
-
-
-def shade(colour: Colour, factor: float) -> Colour:
-    """``colour`` darkened (factor < 1) or lightened towards white (factor > 1)."""
-    if factor <= 1:
-        return tuple(round(v * factor) for v in colour)  # type: ignore[return-value]
-    t = factor - 1
-    return tuple(round(v + (255 - v) * t) for v in colour)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -181,8 +155,7 @@ class ImageRenderer:
         coordinates: bool = True,
     ) -> None:
         self._image, self._draw_module, _ = _require_pillow()
-        if isinstance(cell, bool) or not isinstance(cell, int) or cell < 8:
-            raise CarnacError(f"cell={cell!r} must be an integer number of pixels >= 8")
+        cell = whole("cell", cell, 8)
         self.board = board if isinstance(board, Board) else make_board(board)
         self.cell = cell
         self.names = tuple(names) if names is not None else None
@@ -423,7 +396,7 @@ class ImageRenderer:
             off = round(cell * 0.07)
             box = (centre - half, centre - half, centre + half, centre + half)
             radius = round(cell * 0.06)
-            draw.rounded_rectangle(_shift(box, off), radius, fill=(20, 30, 15, 110))
+            draw.rounded_rectangle(_shift(box, off), radius, fill=SHADOW)
             draw.rounded_rectangle(box, radius, fill=FACE_COLOURS[colour], outline=FACE_EDGES[colour], width=2 * s)
             inner = round(cell * 0.09)
             draw.rounded_rectangle(
@@ -438,7 +411,7 @@ class ImageRenderer:
             box = (inset, inset, size[0] - inset, size[1] - inset)
             off = round(cell * 0.03)
             radius = round(cell * 0.12)
-            draw.rounded_rectangle(_shift(box, off), radius, fill=(20, 30, 15, 90))
+            draw.rounded_rectangle(_shift(box, off), radius, fill=LYING_SHADOW)
             draw.rounded_rectangle(box, radius, fill=FACE_COLOURS[colour], outline=FACE_EDGES[colour], width=2 * s)
         elif kind == "ghost":
             # A preview, not a piece: a pale wash, a dashed border and an arrow in the
@@ -461,17 +434,17 @@ class ImageRenderer:
             inner = round(cell * BLOCK_TOP)
             c = cell // 2
             off = round(cell * 0.06)
-            draw.rectangle(_shift((c - outer, c - outer, c + outer, c + outer), off), fill=(20, 30, 15, 110))
+            draw.rectangle(_shift((c - outer, c - outer, c + outer, c + outer), off), fill=SHADOW)
             o0, o1, i0, i1 = c - outer, c + outer, c - inner, c + inner
             faces = {
-                "N": ([(o0, o0), (o1, o0), (i1, i0), (i0, i0)], ns, 1.0),
-                "S": ([(o0, o1), (o1, o1), (i1, i1), (i0, i1)], ns, 0.82),
-                "W": ([(o0, o0), (i0, i0), (i0, i1), (o0, o1)], ew, 0.93),
-                "E": ([(o1, o0), (i1, i0), (i1, i1), (o1, o1)], ew, 0.88),
+                "N": ([(o0, o0), (o1, o0), (i1, i0), (i0, i0)], ns),
+                "S": ([(o0, o1), (o1, o1), (i1, i1), (i0, i1)], ns),
+                "W": ([(o0, o0), (i0, i0), (i0, i1), (o0, o1)], ew),
+                "E": ([(o1, o0), (i1, i0), (i1, i1), (o1, o1)], ew),
             }
-            for polygon, colour, factor in faces.values():
-                draw.polygon(polygon, fill=shade(FACE_COLOURS[colour], factor), outline=FACE_EDGES[colour])
-            edge = (30, 30, 28)
+            for side, (polygon, colour) in faces.items():
+                draw.polygon(polygon, fill=shade(FACE_COLOURS[colour], FACE_SHADES[side]), outline=FACE_EDGES[colour])
+            edge = BLOCK_EDGE
             draw.rectangle((o0, o0, o1, o1), outline=edge, width=2 * s)
             for a, b in (((o0, o0), (i0, i0)), ((o1, o0), (i1, i0)), ((o0, o1), (i0, i1)), ((o1, o1), (i1, i1))):
                 draw.line((a, b), fill=edge, width=s)
@@ -495,7 +468,7 @@ class ImageRenderer:
         """Tint each dolmen's squares with its colour (drawn under the pieces)."""
         draw = self._draw_module.Draw(image)
         for colour, group in found:
-            tint = _mix(SQUARE_COLOUR, FACE_COLOURS[colour], 0.45)
+            tint = mix(SQUARE_COLOUR, FACE_COLOURS[colour], 0.45)
             for square in group:
                 x0, y0, x1, y1 = self.layout.square_box(square)
                 draw.rectangle((x0 + 1, y0 + 1, x1 - 2, y1 - 2), fill=tint)
@@ -607,9 +580,9 @@ class ImageRenderer:
         for i in range(total):
             px = x + i * (pip + 1)
             if i < state.supply:
-                draw.rectangle((px, top, px + pip - 1, top + height - 1), fill=(128, 124, 112))
+                draw.rectangle((px, top, px + pip - 1, top + height - 1), fill=PIP_FULL)
             else:
-                draw.rectangle((px, top, px + pip - 1, top + height - 1), outline=(190, 184, 168))
+                draw.rectangle((px, top, px + pip - 1, top + height - 1), outline=PIP_EMPTY)
 
     def wrap(self, text: str, width: int, size: int | None = None) -> list[str]:
         """``text`` broken at spaces into lines no wider than ``width`` pixels (a single
@@ -622,10 +595,6 @@ class ImageRenderer:
             else:
                 lines.append(word)
         return lines
-
-
-def _mix(a: Colour, b: Colour, t: float) -> Colour:
-    return tuple(round(x + (y - x) * t) for x, y in zip(a, b))  # type: ignore[return-value]
 
 
 def _dashed_box(draw: Any, box: tuple[int, int, int, int], dash: int, fill: tuple, width: int) -> None:

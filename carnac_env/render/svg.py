@@ -1,13 +1,14 @@
 """The board as SVG text: for Jupyter's inline display and the web replays (no library needed).
 
-The picture follows :mod:`carnac_env.render.image` (the same colours, north at the top,
-coordinates as in the move notation): standing megaliths as raised squares, lying ones as
-one slab across their two squares, the megalith awaiting a decision ringed in gold with its
-four faces, the legal tilts as pale dashed outlines with an arrow, the last move's squares
-marked with a blue dot, and the dolmens outlined (Red's in gold, White's in blue): at the end,
-or on every position with ``dolmens=True`` (the web replays). Under the board: whose turn it
-is (or the result), the supply, and each side's dolmens now with its Board Game Arena score
-and who leads (or why the winner won).
+The picture follows :mod:`carnac_env.render.image` (the same style,
+:mod:`carnac_env.render.style`; north at the top, coordinates as in the move notation):
+standing megaliths as raised squares, lying ones as one slab across their two squares, the
+megalith awaiting a decision ringed in gold with its four faces, the legal tilts as pale
+dashed outlines with an arrow, the last move's squares marked with a blue dot, and the dolmens
+outlined (Red's in gold, White's in blue): at the end, or on every position with
+``dolmens=True`` (the web replays). Under the board: whose turn it is (or the result), the
+supply, and each side's dolmens now with its Board Game Arena score and who leads (or why the
+winner won).
 
 An SVG is split in two layers so a replay page can draw the board once and swap only the
 pieces: :func:`board_layer` (squares and coordinates) and :func:`pieces_layer` (everything
@@ -21,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,33 +32,33 @@ from carnac_env.core.boards import Board
 from carnac_env.core.game import OVER, STANDING, GameState
 from carnac_env.core.notation import column_name
 from carnac_env.core.scoring import dolmens
-from carnac_env.render.image import (
+from carnac_env.render.score import final_dolmens_line, score_line, tie_break_reason, turn_line
+from carnac_env.render.style import (
     BACKGROUND,
+    BLOCK_EDGE,
     BLOCK_OUTER,
     BLOCK_TOP,
     BOARD_RIM,
     DOLMEN_LINES,
     FACE_COLOURS,
     FACE_EDGES,
+    FACE_SHADES,
     MARK_COLOUR,
     PENDING_RING,
     SOFT_TEXT,
     SQUARE_COLOUR,
     SQUARE_LINE,
+    SVG_FONT,
     TEXT_COLOUR,
+    hex_colour,
     shade,
 )
-from carnac_env.render.score import final_dolmens_line, score_line, tie_break_reason, turn_line
 
-_FONT = "font-family:sans-serif"
+_FONT = SVG_FONT
+_rgb = hex_colour
 #: Lines of text under the board: whose turn, the supply (or the final dolmens), and two for
 #: the dolmens now (or why the winner won), with room for one more when a line wraps.
 STATUS_LINES = 5
-
-
-def _rgb(colour: Sequence[int]) -> str:
-    r, g, b = colour
-    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,31 @@ def state_svg(
     )
 
 
+def states_svg(states: Sequence[GameState], *, scale: float = 1.0, cell: int = 24) -> str:
+    """Several positions side by side in one ``<svg>`` (a near-square grid), each board and its
+    pieces as :func:`state_svg` draws them, without the status lines: the picture of the JAX
+    engine's states (``carnac_env.jax.State.to_svg``), one per lane of a batch."""
+    if not states:
+        return '<svg xmlns="http://www.w3.org/2000/svg" width="0" height="0"/>'
+    per_row = math.ceil(math.sqrt(len(states)))
+    cell = max(8, round(cell * scale))
+    layouts = [SvgLayout(state.board, cell) for state in states]
+    width = max(layout.left + layout.board.cols * cell + cell // 3 for layout in layouts)
+    height = max(layout.status_top for layout in layouts)
+    total_w, total_h = per_row * width, math.ceil(len(states) / per_row) * height
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{total_h}" '
+        f'viewBox="0 0 {total_w} {total_h}">',
+        f'<rect width="{total_w}" height="{total_h}" fill="{_rgb(BACKGROUND)}"/>',
+    ]
+    for index, (state, layout) in enumerate(zip(states, layouts)):
+        x, y = (index % per_row) * width, (index // per_row) * height
+        parts.append(f'<svg x="{x}" y="{y}" width="{width}" height="{height}">')
+        parts.append(board_layer(layout) + pieces_layer(state, layout, status=False) + "</svg>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 # --------------------------------------------------------------------------- the pieces
 def _wash(out: list[str], layout: SvgLayout, found: list[tuple[int, list[int]]]) -> None:
     cell = layout.cell
@@ -225,17 +252,18 @@ def _block(out: list[str], cx: int, cy: int, cell: int, top: int, ns: int, ew: i
         f'fill="none" stroke="{_rgb(PENDING_RING)}" stroke-width="{max(2, cell // 16)}"/>'
     )
     faces = (
-        ([(-o, -o), (o, -o), (i, -i), (-i, -i)], ns, 1.0),
-        ([(-o, o), (o, o), (i, i), (-i, i)], ns, 0.82),
-        ([(-o, -o), (-i, -i), (-i, i), (-o, o)], ew, 0.93),
-        ([(o, -o), (i, -i), (i, i), (o, o)], ew, 0.88),
+        ([(-o, -o), (o, -o), (i, -i), (-i, -i)], ns, FACE_SHADES["N"]),
+        ([(-o, o), (o, o), (i, i), (-i, i)], ns, FACE_SHADES["S"]),
+        ([(-o, -o), (-i, -i), (-i, i), (-o, o)], ew, FACE_SHADES["W"]),
+        ([(o, -o), (i, -i), (i, i), (o, o)], ew, FACE_SHADES["E"]),
     )
+    edge = _rgb(BLOCK_EDGE)
     for points, colour, factor in faces:
         text = " ".join(f"{cx + dx},{cy + dy}" for dx, dy in points)
-        out.append(f'<polygon points="{text}" fill="{_rgb(shade(FACE_COLOURS[colour], factor))}" stroke="#1e1e1c"/>')
+        out.append(f'<polygon points="{text}" fill="{_rgb(shade(FACE_COLOURS[colour], factor))}" stroke="{edge}"/>')
     out.append(
         f'<rect class="pending" x="{cx - i}" y="{cy - i}" width="{2 * i}" height="{2 * i}" '
-        f'fill="{_rgb(FACE_COLOURS[top])}" stroke="#1e1e1c" stroke-width="2"/>'
+        f'fill="{_rgb(FACE_COLOURS[top])}" stroke="{edge}" stroke-width="2"/>'
     )
 
 

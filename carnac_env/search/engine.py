@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from carnac_env.batch import kernel
+from carnac_env.batch import rules as _rules
+from carnac_env.batch import views as _views
 from carnac_env.search import games
 from carnac_env.search.games import NOT_OVER
 from carnac_env.search.rules import select_edge
@@ -86,7 +87,7 @@ def descend(tree, t, lane, roots, slot, scratch, rules, visit_level, expand_seen
         depth += 1
         if virtual:
             add_virtual_loss(tree, t, node, e)
-        ended = kernel.play(scratch, where, tree.action[t, e])
+        ended = _rules.play(scratch, where, tree.action[t, e])
         child = tree.child[t, e]
         if child < 0:
             if ended:
@@ -184,8 +185,8 @@ def select_round(
             done[t] += 1
             if status == WAITING:
                 where = t * lanes + lane
-                kernel.write_observation(scratch, where, scratch.to_act[where], obs[count])
-                kernel.write_mask(scratch, where, masks[count])
+                _views.write_observation(scratch, where, scratch.to_act[where], obs[count])
+                _views.write_mask(scratch, where, masks[count])
                 waiting[count, 0] = t
                 waiting[count, 1] = lane
                 count += 1
@@ -223,8 +224,8 @@ def write_roots(tree, active, roots, slots, scratch, obs, masks, waiting):  # pr
         if active[t] and tree.count[t, tree.root[t]] < 0:
             where = t * lanes
             games.copy_game(roots, slots[t], scratch, where)
-            kernel.write_observation(scratch, where, scratch.to_act[where], obs[count])
-            kernel.write_mask(scratch, where, masks[count])
+            _views.write_observation(scratch, where, scratch.to_act[where], obs[count])
+            _views.write_mask(scratch, where, masks[count])
             waiting[count, 0] = t
             waiting[count, 1] = 0
             count += 1
@@ -286,7 +287,7 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
         for level in range(top):
             parent = stack_node[level]
             edge = tree.first[t, parent] + (stack_next[level] - 1)
-            kernel.play(scratch, where, tree.action[t, edge])
+            _rules.play(scratch, where, tree.action[t, edge])
         if games.same_game(scratch, where, target, target_slot):
             return child
         if tree.winner[t, child] == NOT_OVER:

@@ -2,9 +2,9 @@
 slot to another, its legal actions, comparing two games, and random playouts.
 
 The search never builds a :class:`~carnac_env.core.game.GameState`: it reads and plays games in
-the kernel's :class:`~carnac_env.batch.kernel.KernelState` (the arrays that
+the kernel's :class:`~carnac_env.batch.state.KernelState` (the arrays that
 :class:`~carnac_env.batch.BatchGame` steps), with the kernel's own rules functions
-(:func:`~carnac_env.batch.kernel.play`). A tree node's position is never stored; a simulation
+(:func:`~carnac_env.batch.rules.play`). A tree node's position is never stored; a simulation
 copies its root game into a scratch slot and replays the actions down the tree, which costs a
 few hundred nanoseconds on these boards.
 
@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from carnac_env.batch import kernel
+from carnac_env.batch import playout as _playout
+from carnac_env.batch import rules as _rules
+from carnac_env.batch import scoring as _scoring
 from carnac_env.core.game import EMPTY, OVER, PLACE, RESPOND
 
 _JIT = {"cache": True, "nogil": True}
@@ -43,9 +45,12 @@ def copy_game(src, i, dst, j):  # pragma: no cover - compiled
     dst.phase[j] = src.phase[i]
     dst.to_act[j] = src.to_act[i]
     dst.pending[j] = src.pending[i]
-    dst.pending_ns[j] = src.pending_ns[i]
+    dst.pending_colour[j] = src.pending_colour[i]
     for d in range(4):
         dst.tilt_ok[j, d] = src.tilt_ok[i, d]
+    for s in range(squares):  # the list of empty squares the engine draws placements from
+        dst.free[j, s] = src.free[i, s]
+        dst.where[j, s] = src.where[i, s]
     src_planes = src.planes
     dst_planes = dst.planes
     for player in range(2):
@@ -58,7 +63,7 @@ def copy_game(src, i, dst, j):  # pragma: no cover - compiled
 @njit(**_JIT)
 def copy_rules_state(src, i, dst, j):  # pragma: no cover - compiled
     """Copy what the rules read of game ``i`` of ``src`` into slot ``j`` of ``dst``: the squares,
-    the counts, the phase and the pending megalith, not the observation planes or the lying
+    the counts, the phase, the pending megalith and the empty-square list, not the observation planes or the lying
     pairs (written by the rules, never read by them). For a work slot that only plays on."""
     squares = src.cells.shape[1]
     for s in range(squares):
@@ -70,9 +75,12 @@ def copy_rules_state(src, i, dst, j):  # pragma: no cover - compiled
     dst.phase[j] = src.phase[i]
     dst.to_act[j] = src.to_act[i]
     dst.pending[j] = src.pending[i]
-    dst.pending_ns[j] = src.pending_ns[i]
+    dst.pending_colour[j] = src.pending_colour[i]
     for d in range(4):
         dst.tilt_ok[j, d] = src.tilt_ok[i, d]
+    for s in range(squares):  # the empty-square list that placements update
+        dst.free[j, s] = src.free[i, s]
+        dst.where[j, s] = src.where[i, s]
 
 
 @njit(**_JIT)
@@ -85,7 +93,7 @@ def same_game(a, i, b, j):  # pragma: no cover - compiled
         or a.to_act[i] != b.to_act[j]
         or a.supply[i] != b.supply[j]
         or a.pending[i] != b.pending[j]
-        or a.pending_ns[i] != b.pending_ns[j]
+        or a.pending_colour[i] != b.pending_colour[j]
     ):
         return False
     for s in range(a.cells.shape[1]):  # noqa: SIM110 (a loop numba compiles)
@@ -137,7 +145,7 @@ def winner_of(st, i):  # pragma: no cover - compiled
     """The winner of finished game ``i`` (0 Red, 1 White, -1 a draw); :data:`NOT_OVER` before the end."""
     if st.phase[i] != OVER:
         return NOT_OVER
-    return kernel.dolmen_winner(st.cells[i], st.neighbours, st.min_dolmen)
+    return _scoring.dolmen_winner(st.cells[i], st.neighbours, st.min_dolmen)
 
 
 @njit(inline="always", **_JIT)
@@ -158,11 +166,11 @@ def random_action(st, i, x):  # pragma: no cover - compiled
     x = np.uint64(x)  # a state passed back from Python may arrive as a signed integer
     squares = st.cells.shape[1]
     if st.phase[i] != PLACE:
-        x, u = kernel._splitmix(x)
-        return x, kernel._pick(st, i, u)
+        x, u = _playout._splitmix(x)
+        return x, _rules.pick(st, i, u)
     kinds = st.kinds
     while True:
-        x, u = kernel._splitmix(x)
+        x, u = _playout._splitmix(x)
         k = int(u * (4 * squares))
         if kinds[i, k >> 2] == EMPTY:
             return x, k
@@ -176,8 +184,8 @@ def playout(st, i, x):  # pragma: no cover - compiled
     over = st.phase[i] == OVER
     while not over:
         x, action = random_action(st, i, x)
-        over = kernel.play(st, i, action)
-    return kernel.dolmen_winner(st.cells[i], st.neighbours, st.min_dolmen), x
+        over = _rules.play(st, i, action)
+    return _scoring.dolmen_winner(st.cells[i], st.neighbours, st.min_dolmen), x
 
 
 @njit(**_JIT)

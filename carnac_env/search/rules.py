@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from carnac_env import _checks
-from carnac_env.search.games import kernel
+from carnac_env.batch.playout import _splitmix
 from carnac_env.search.tree import edge_q, swap_edges
 
 _JIT = {"cache": True, "nogil": True}
@@ -281,7 +281,7 @@ def _uct(tree, t, node, c):  # pragma: no cover - compiled (fastmath: the per-ed
     count = tree.count[t, node]
     tried = tree.tried[t, node]
     if tried < count:  # an untried edge, drawn at random, swapped to the front of the untried ones
-        x, u = kernel._splitmix(tree.rng[t])
+        x, u = _splitmix(tree.rng[t])
         tree.rng[t] = x
         pick = first + tried + int(u * (count - tried))
         swap_edges(tree, t, first + tried, pick)

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from carnac_env import _checks
-from carnac_env.batch import BatchGame, kernel
+from carnac_env.batch import BatchGame
+from carnac_env.batch.rules import reset_all
+from carnac_env.batch.state import KernelState, new_state
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import NUM_PLANES
@@ -127,9 +129,11 @@ class Search:
         self.num_actions = self.board.num_actions
         self.max_depth = 2 * self.board.megaliths + 2
         self._new_trees(nodes=64, edges=64 * min(self.num_actions, 64))
-        self.base, self._base_arrays = kernel.new_state(self.board, self.trees)
-        self.scratch, self._scratch_arrays = kernel.new_state(self.board, self.trees * self.lanes)
-        self.work, _ = kernel.new_state(self.board, self.trees)
+        self.base, self._base_arrays = new_state(self.board, self.trees)
+        self.scratch, self._scratch_arrays = new_state(self.board, self.trees * self.lanes)
+        self.work, _ = new_state(self.board, self.trees)
+        for games in (self.base, self.scratch, self.work):
+            reset_all(games)
         squares = self.board.squares
         slots = self.trees * self.lanes
         self._obs = np.zeros((slots, squares * NUM_PLANES), dtype=np.int8)
@@ -188,7 +192,7 @@ class Search:
             self._grow(int(nodes_needed[live].max()), int(edges_needed[live].max()))
 
     # ------------------------------------------------------------------ roots
-    def set_roots(self, games: kernel.KernelState, slots: Sequence[int], reuse: bool = False) -> None:
+    def set_roots(self, games: KernelState, slots: Sequence[int], reuse: bool = False) -> None:
         """Search the games in ``slots`` of ``games`` (a KernelState on this board, e.g. a
         :class:`~carnac_env.batch.BatchGame`'s): tree ``t`` gets slot ``slots[t]``; trees beyond
         ``len(slots)`` are inactive. The games are copied; ``games`` may change afterwards.

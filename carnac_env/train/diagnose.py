@@ -26,7 +26,8 @@ import numpy as np
 from carnac_env.agents import make
 from carnac_env.agents.az import AZAgent
 from carnac_env.arena.openings import random_opening
-from carnac_env.batch import BatchGame, kernel
+from carnac_env.batch import BatchGame
+from carnac_env.batch.state import new_state
 from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
@@ -50,7 +51,7 @@ def diagnose(
     agent = make(player, seed=seed) if player else AZAgent(sims=sims, model=model)
     values, results, phases, playout_means = [], [], [], []
     engine = BatchGame(b, num_envs=1)
-    work, _ = kernel.new_state(b, 1)
+    work, _ = new_state(b, 1)
     x = seed_state(seed)
     for game in range(games):
         state = GameState(b)

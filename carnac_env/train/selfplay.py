@@ -46,7 +46,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from carnac_env.agents.greedy import engine_action_values
-from carnac_env.batch import BatchGame, kernel
+from carnac_env.batch import BatchGame
+from carnac_env.batch.state import new_state
 from carnac_env.core.boards import Board
 from carnac_env.core.observation import OPPONENT, OWN
 from carnac_env.errors import CarnacError
@@ -195,7 +196,7 @@ class _Playouts:
 
     def __init__(self, board: Board, games: int, seed: int, count: int) -> None:
         self.count = count
-        self.work, _ = kernel.new_state(board, 1)
+        self.work, _ = new_state(board, 1)
         self.state = seed_state(seed)
 
     def values(self, engine: BatchGame, envs: np.ndarray) -> np.ndarray:

@@ -1,0 +1,142 @@
+"""The compiled scorer: the winner of finished positions by the core's dolmen rules (numba).
+
+:func:`dolmen_winner` is the compiled form of :func:`carnac_env.core.scoring.score`'s winner,
+callable from Python and from numba code; :func:`winner_into` is the same with work arrays
+supplied (the batched engine keeps them in its state), and :func:`winners` scores many rows;
+:func:`dolmens_of` gives each player's dolmen sizes (for the vector env's infos). Both find
+groups with one flood fill, :func:`group_into`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from carnac_env.core.game import RED, WHITE
+
+_JIT = {"cache": True, "nogil": True}
+
+
+@njit(**_JIT)
+def dolmen_winner(cells, neighbours, min_dolmen):  # pragma: no cover - compiled
+    """The winner of a position: 0 Red, 1 White, -1 a draw (the core's scoring rules).
+
+    Args:
+        cells: ``(S,)`` cell colours of one game (0 empty, 1 red, 2 white).
+        neighbours: ``Board.arrays.neighbours``.
+        min_dolmen: the smallest group that counts as a dolmen.
+
+    Callable from Python and from other numba code; :func:`winner_into` is the same with
+    work arrays supplied by the caller.
+    """
+    squares = cells.shape[0]
+    return winner_into(
+        cells,
+        neighbours,
+        min_dolmen,
+        np.empty(squares, np.bool_),
+        np.empty(squares, np.int32),
+        np.empty(squares + 1, np.int32),
+    )
+
+
+@njit(**_JIT)
+def group_into(cells, neighbours, start, seen, stack):  # pragma: no cover - compiled
+    """The size of the same-coloured group around ``start`` (a flood fill over ``neighbours``),
+    marking its squares in ``seen``; ``stack`` ``(S,)`` int32 is work space."""
+    colour = cells[start]
+    seen[start] = True
+    stack[0] = start
+    top = 1
+    size = 0
+    while top:
+        top -= 1
+        square = stack[top]
+        size += 1
+        for d in range(4):
+            other = neighbours[square, d]
+            if other >= 0 and not seen[other] and cells[other] == colour:
+                seen[other] = True
+                stack[top] = other
+                top += 1
+    return size
+
+
+@njit(**_JIT)
+def winner_into(cells, neighbours, min_dolmen, seen, stack, balance):  # pragma: no cover - compiled
+    """:func:`dolmen_winner` with its work arrays given: ``seen`` ``(S,)`` bool, ``stack``
+    ``(S,)`` int32 and ``balance`` ``(S + 1,)`` int32 (overwritten).
+
+    Dolmens are the maximal same-coloured groups of at least ``min_dolmen`` squares (found
+    by :func:`group_into`); ``balance[k]`` counts Red's dolmens of ``k`` squares minus White's.
+    More dolmens wins; on equal counts the largest size at which the counts differ decides,
+    for the player with more dolmens of that size, which is the core's comparison of the
+    sorted size lists position by position; identical lists draw.
+    """
+    squares = cells.shape[0]
+    for s in range(squares):
+        seen[s] = False
+    for k in range(squares + 1):
+        balance[k] = 0
+    total = 0
+    for start in range(squares):
+        colour = cells[start]
+        if (colour != RED and colour != WHITE) or seen[start]:
+            continue
+        size = group_into(cells, neighbours, start, seen, stack)
+        if size >= min_dolmen:
+            sign = 1 if colour == RED else -1
+            balance[size] += sign
+            total += sign
+    if total != 0:
+        return 0 if total > 0 else 1
+    for k in range(squares, 0, -1):  # largest first
+        if balance[k] != 0:
+            return 0 if balance[k] > 0 else 1
+    return -1
+
+
+@njit(**_JIT)
+def winners(cells, neighbours, min_dolmen, out):  # pragma: no cover - compiled
+    """:func:`dolmen_winner` of every row of ``cells`` ``(K, S)`` into ``out`` ``(K,)``."""
+    squares = cells.shape[1]
+    seen = np.empty(squares, np.bool_)
+    stack = np.empty(squares, np.int32)
+    balance = np.empty(squares + 1, np.int32)
+    for k in range(cells.shape[0]):
+        out[k] = winner_into(cells[k], neighbours, min_dolmen, seen, stack, balance)
+
+
+@njit(**_JIT)
+def dolmens_into(cells, neighbours, min_dolmen, seen, stack, sizes):  # pragma: no cover - compiled
+    """Each player's dolmen sizes in one position, largest first and zero-padded:
+    ``sizes[0]`` Red's, ``sizes[1]`` White's (``(2, slots)``, overwritten; ``slots`` at least
+    ``squares // min_dolmen``, the most dolmens a player can have)."""
+    squares = cells.shape[0]
+    for s in range(squares):
+        seen[s] = False
+    sizes[:] = 0
+    counts = np.zeros(2, np.int64)
+    for start in range(squares):
+        colour = cells[start]
+        if (colour != RED and colour != WHITE) or seen[start]:
+            continue
+        size = group_into(cells, neighbours, start, seen, stack)
+        if size >= min_dolmen:
+            player = colour - RED
+            sizes[player, counts[player]] = size
+            counts[player] += 1
+    for player in range(2):
+        found = np.sort(sizes[player, : counts[player]])[::-1]
+        for k in range(counts[player]):
+            sizes[player, k] = found[k]
+
+
+@njit(**_JIT)
+def dolmens_of(cells, neighbours, min_dolmen, out):  # pragma: no cover - compiled
+    """:func:`dolmens_into` for every row of ``cells`` ``(K, S)`` into ``out`` ``(K, 2, slots)``."""
+    squares = cells.shape[1]
+    seen = np.empty(squares, np.bool_)
+    stack = np.empty(squares, np.int32)
+    for k in range(cells.shape[0]):
+        dolmens_into(cells[k], neighbours, min_dolmen, seen, stack, out[k])

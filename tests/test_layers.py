@@ -1,0 +1,143 @@
+"""The package's layers, checked in both directions: each layer imports only the layers below
+it (and its own family), so nothing below ever reaches up.
+
+From the bottom: the errors; the argument checks and the file writes; the rules core; the
+renderers, the batched engine, the symmetries and the network models (siblings that ignore
+each other); the JAX engine (which draws with the renderers) and the search (over the
+batched engine); the agents; the environments and the framework adapters; the arena;
+training and evaluation; the mouse game and the browser game (serve); the command line;
+and the package's own ``__init__``. Every import of every module counts, including those
+inside functions (lazy imports are imports).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "carnac_env"
+
+ENVS = {"env_common", "wrappers", "aec", "gym_env", "vector_env", "registration", "carnac_v0", "rllib", "openspiel"}
+#: From the bottom up; each rank holds families (sets of top-level modules or subpackages
+#: that may import each other); a family imports freely from the ranks below its own.
+RANKS: list[list[set[str]]] = [
+    [{"errors"}],
+    [{"_checks"}, {"_files"}],
+    [{"core"}],
+    [{"render"}, {"batch"}, {"symmetry"}, {"models"}],
+    [{"jax"}, {"search"}],
+    [{"agents"}],
+    [ENVS],
+    [{"arena"}],
+    [{"train"}, {"evaluate"}],
+    [{"play"}, {"serve"}],
+    [{"cli"}],
+    [{"__init__"}],
+]
+RANK = {group: rank for rank, families in enumerate(RANKS) for family in families for group in family}
+FAMILY = {group: family for families in RANKS for family in families for group in family}
+
+
+def group_of(module: str) -> str:
+    """The layer group of a module: ``carnac_env.core.game`` -> ``core``; the package itself -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every ``carnac_env`` module ``path`` imports, anywhere in it (``from carnac_env import
+    x`` counts as ``carnac_env.x``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "carnac_env":  # a submodule, or an attribute of the package itself
+                names.update(
+                    f"carnac_env.{alias.name}" if _is_module(alias.name) else "carnac_env" for alias in node.names
+                )
+            else:
+                names.add(node.module)
+    return {name for name in names if name == "carnac_env" or name.startswith("carnac_env.")}
+
+
+def _is_module(name: str) -> bool:
+    return (PACKAGE / f"{name}.py").exists() or (PACKAGE / name / "__init__.py").exists()
+
+
+def upward(path: Path, module: str | None = None) -> list[str]:
+    """The imports of ``path`` (judged as module ``module``, by default its own name) that
+    break the layering, with the reason."""
+    here = group_of(module or module_name(path))
+    bad = []
+    for name in sorted(imports(path)):
+        if name == "carnac_env":  # the package itself is loaded before any of its modules anyway
+            continue
+        there = group_of(name)
+        if there in FAMILY[here] or RANK[there] < RANK[here]:
+            continue
+        direction = "up" if RANK[there] > RANK[here] else "sideways"
+        bad.append(f"{name} ({there}, rank {RANK[there]}: {direction} from {here}, rank {RANK[here]})")
+    return bad
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    groups = {group_of(module_name(path)) for path in MODULES}
+    assert groups <= set(RANK), f"modules without a layer: {sorted(groups - set(RANK))}"
+    assert set(RANK) <= groups | {"__init__"}, f"layers without modules: {sorted(set(RANK) - groups)}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_imports_go_down_the_layers_only(path: Path) -> None:
+    assert not upward(path), f"{module_name(path)} imports " + "; ".join(upward(path))
+
+
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        ("carnac_env.core.probe", "from carnac_env.render.svg import state_svg\n"),
+        ("carnac_env.batch.probe", "import carnac_env.aec\n"),
+        ("carnac_env.render.probe", "from carnac_env import batch\n"),
+        ("carnac_env.agents.probe", "def f():\n    from carnac_env.play.gui import play_gui\n"),
+    ],
+)
+def test_the_check_catches_an_import_that_breaks_the_layers(tmp_path: Path, module: str, line: str) -> None:
+    """The check can fail: up, sideways, and inside a function."""
+    source = tmp_path / "probe.py"
+    source.write_text(line, encoding="utf-8")
+    assert upward(source, module)
+
+
+def test_importing_the_renderers_loads_no_env_or_rl_library() -> None:
+    code = (
+        "import sys\n"
+        "import carnac_env.render.ansi, carnac_env.render.image, carnac_env.render.svg, carnac_env.render.style\n"
+        "import carnac_env.render.html, carnac_env.render.animate, carnac_env.render.score\n"
+        "import carnac_env.render.window, carnac_env.render.jupyter\n"
+        "bad = [m for m in ('carnac_env.aec', 'carnac_env.agents', 'carnac_env.play', 'pettingzoo', 'gymnasium',"
+        " 'pygame', 'PIL') if m in sys.modules]\n"
+        "print(bad)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_core_loads_no_renderer() -> None:
+    """The core shows no picture of its own (Jupyter's display is registered from render/)."""
+    code = "import sys, carnac_env.core\nprint(sorted(m for m in sys.modules if m.startswith('carnac_env.render.')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['carnac_env.render.jupyter']"  # the package's __init__ registers the display
