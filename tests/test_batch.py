@@ -18,8 +18,7 @@ from _lockstep import CoreLanes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnac_env.batch import MAX_ENVS, BatchGame, BatchStep, batch_scores, dolmen_winner, random_playout
-from carnac_env.batch.playout import playout_actions
+from carnac_env.batch import MAX_ENVS, BatchGame, BatchStep, batch_scores, dolmen_winner
 from carnac_env.batch.scoring import dolmens_of
 from carnac_env.core import (
     BOARDS,
@@ -34,6 +33,7 @@ from carnac_env.core import (
 )
 from carnac_env.env_common import info_dolmen_slots
 from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.search import playout_actions, random_playout
 
 
 # --------------------------------------------------------------------------- the lockstep harness

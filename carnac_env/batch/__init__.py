@@ -6,13 +6,12 @@
 
 The package: :mod:`.state` (the engine's fields, declared once), :mod:`.rules` (the
 compiled rules), :mod:`.views` (observations and masks), :mod:`.scoring` (the compiled
-scorer, :func:`dolmen_winner`, callable from Python and from numba code), :mod:`.engine`
-(the :class:`BatchGame` API) and :mod:`.playout` (:func:`random_playout`: one uniformly
-random game from a core GameState to the end, compiled, for search).
+scorer, :func:`dolmen_winner`, callable from Python and from numba code) and :mod:`.engine`
+(the :class:`BatchGame` API). One random game from a core GameState to the end, compiled, is
+the search's :func:`carnac_env.search.random_playout`.
 """
 
 from carnac_env.batch.engine import MAX_ENVS, BatchGame, BatchStep, batch_scores
-from carnac_env.batch.playout import random_playout
 from carnac_env.batch.scoring import dolmen_winner
 
-__all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores", "dolmen_winner", "random_playout"]
+__all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores", "dolmen_winner"]

@@ -11,6 +11,8 @@ The parts plug together:
 * **evaluators** (:mod:`carnac_env.search.evaluators`): :class:`Playouts` (compiled random
   playouts), :class:`Network` (a policy-value network, one batch per round over all trees),
   :class:`Mixed` (both);
+* :func:`random_playout` (:mod:`carnac_env.search.playouts`): one random game from a core
+  GameState to the end, compiled, with the same moves as the :class:`Playouts` evaluator;
 * :class:`Search` (:mod:`carnac_env.search.search`): roots from core game states or from the
   batched engine's slots, tree reuse, time or simulation budgets, and the results (visits,
   values, the improved policy, the chosen action).
@@ -19,7 +21,20 @@ The ``mcts`` and ``az`` agents and the trainer's self-play are thin layers over 
 """
 
 from carnac_env.search.evaluators import Mixed, Network, Playouts
+from carnac_env.search.playouts import playout_actions, random_playout
 from carnac_env.search.rules import PUCT, UCT, Gumbel, halving_schedule
 from carnac_env.search.search import RootEdges, Search
 
-__all__ = ["PUCT", "UCT", "Gumbel", "Mixed", "Network", "Playouts", "RootEdges", "Search", "halving_schedule"]
+__all__ = [
+    "PUCT",
+    "UCT",
+    "Gumbel",
+    "Mixed",
+    "Network",
+    "Playouts",
+    "RootEdges",
+    "Search",
+    "halving_schedule",
+    "playout_actions",
+    "random_playout",
+]

@@ -8,8 +8,9 @@ the kernel's :class:`~carnac_env.batch.state.KernelState` (the arrays that
 copies its root game into a scratch slot and replays the actions down the tree, which costs a
 few hundred nanoseconds on these boards.
 
-Random playouts draw from SplitMix64 (the kernel's generator of :func:`~carnac_env.batch.random_playout`): the same
-game and seed give the same playout on every machine.
+Random playouts draw from SplitMix64 (:func:`splitmix`, also the generator of
+:func:`~carnac_env.search.playouts.random_playout`): the same game and seed give the same
+playout on every machine.
 """
 
 from __future__ import annotations
@@ -17,12 +18,27 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from carnac_env.batch import playout as _playout
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import scoring as _scoring
 from carnac_env.core.game import EMPTY, OVER, PLACE, RESPOND
 
 _JIT = {"cache": True, "nogil": True}
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(**_JIT)
+def splitmix(x):  # pragma: no cover - compiled
+    """SplitMix64: the next generator state and a uniform float in [0, 1)."""
+    x = x + _GOLDEN
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return x, np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
 
 #: ``winner`` of a game not over yet (0 Red, 1 White, -1 a draw otherwise).
 NOT_OVER = -2
@@ -166,11 +182,11 @@ def random_action(st, i, x):  # pragma: no cover - compiled
     x = np.uint64(x)  # a state passed back from Python may arrive as a signed integer
     squares = st.cells.shape[1]
     if st.phase[i] != PLACE:
-        x, u = _playout._splitmix(x)
+        x, u = splitmix(x)
         return x, _rules.pick(st, i, u)
     kinds = st.kinds
     while True:
-        x, u = _playout._splitmix(x)
+        x, u = splitmix(x)
         k = int(u * (4 * squares))
         if kinds[i, k >> 2] == EMPTY:
             return x, k

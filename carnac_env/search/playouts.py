@@ -1,4 +1,4 @@
-"""Random playouts for search: one game of uniformly random legal moves from a core position.
+"""Random playouts from a core position: one game of uniformly random legal moves, compiled.
 
 :func:`random_playout` plays a core :class:`~carnac_env.core.game.GameState` to the end with
 the compiled rules of :mod:`carnac_env.batch.rules` (the same functions as
@@ -7,7 +7,10 @@ returns the moves. The start position is checked by the core's one
 :func:`~carnac_env.core.validate.validate` first, then copied into a one-game engine state
 kept per board and thread (so a playout allocates nothing).
 
-This is the search's evaluator; it lives here until the search package takes it.
+The moves are drawn by :func:`carnac_env.search.games.random_action`, the search's own
+playout move (the :class:`~carnac_env.search.Playouts` evaluator plays the same games inside
+the tree), so a playout here and one inside a search from the same position and generator
+state are the same game.
 """
 
 from __future__ import annotations
@@ -18,48 +21,18 @@ import numpy as np
 from numba import njit
 
 from carnac_env import _checks
-from carnac_env.batch.rules import load_game, pick, place_square, play
+from carnac_env.batch.rules import load_game, play
 from carnac_env.batch.scoring import winner_into
 from carnac_env.batch.state import KernelState, new_state
 from carnac_env.core.boards import Board
-from carnac_env.core.game import EMPTY, OVER, PLACE, GameState
+from carnac_env.core.game import OVER, GameState
 from carnac_env.core.validate import validate
 from carnac_env.errors import CarnacError
+from carnac_env.search.games import random_action
 
 __all__ = ["playout_actions", "random_playout"]
 
 _JIT = {"cache": True, "nogil": True}
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-@njit(**_JIT)
-def _splitmix(x):  # pragma: no cover - compiled
-    """SplitMix64: the next generator state and a uniform float in [0, 1)."""
-    x = x + _GOLDEN
-    z = x
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return x, np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(**_JIT)
-def _random_action(st, x):  # pragma: no cover - compiled
-    """A uniformly random legal action of game 0 and the generator's next state. Placements
-    draw (square, orientation) pairs until the square is empty (uniform over the empty
-    squares, cheaper than counting them); responses use :func:`~carnac_env.batch.rules.pick`."""
-    squares = st.cells.shape[1]
-    if st.phase[0] != PLACE:
-        x, u = _splitmix(x)
-        return x, pick(st, 0, u)
-    while True:
-        x, u = _splitmix(x)
-        k = int(u * (4 * squares))
-        if st.kinds[0, place_square(k)] == EMPTY:
-            return x, k
 
 
 @njit(**_JIT)
@@ -74,7 +47,7 @@ def _playout(
     over = phase == OVER
     moves = 0
     while not over:
-        x, action = _random_action(st, x)
+        x, action = random_action(st, 0, x)
         if moves < record.shape[0]:
             record[moves] = action
         moves += 1
