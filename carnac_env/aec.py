@@ -321,7 +321,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                 print(render_text(self.game, color=supports_color()), end="\n\n")
             return None
         if self._image_renderer is None:
-            from carnac_env.render.image import ImageRenderer  # the optional render extra
+            from carnac_env.render.image import ImageRenderer  # Pillow, imported only when an image is asked for
 
             self._image_renderer = ImageRenderer(self.board)
         return self._image_renderer.draw(self.game)

@@ -1,1 +1,1 @@
-"""Renderers: text (always available) and, with the render extra, images."""
+"""Renderers: text, images (Pillow), SVG and HTML replays, animations."""

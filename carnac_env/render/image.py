@@ -80,7 +80,7 @@ def _require_pillow() -> Any:
     try:
         from PIL import Image, ImageDraw, ImageFont
     except ImportError:  # pragma: no cover - exercised only without the extra
-        raise CarnacError("drawing the board as an image needs Pillow: pip install 'carnac-env[render]'") from None
+        raise CarnacError("drawing the board as an image needs Pillow, a core dependency: pip install pillow") from None
     return Image, ImageDraw, ImageFont
 
 
@@ -141,7 +141,7 @@ class ImageRenderer:
         coordinates: draw the column letters and row numbers.
 
     Raises:
-        CarnacError: Pillow is not installed (``pip install 'carnac-env[render]'``), or
+        CarnacError: Pillow is not installed (a core dependency: ``pip install pillow``), or
             ``cell`` is below 8 pixels.
     """
 

@@ -81,7 +81,7 @@ def font(size: int) -> Any:
     everywhere for a given Pillow version.
 
     Raises:
-        CarnacError: Pillow is not installed (``pip install 'carnac-env[render]'``).
+        CarnacError: Pillow is not installed (a core dependency: ``pip install pillow``).
     """
     size = max(6, int(size))
     cached = _FONTS.get(size)
@@ -89,7 +89,7 @@ def font(size: int) -> Any:
         try:
             from PIL import ImageFont
         except ImportError:  # pragma: no cover - exercised only without the extra
-            raise CarnacError("drawing text needs Pillow: pip install 'carnac-env[render]'") from None
+            raise CarnacError("drawing text needs Pillow, a core dependency: pip install pillow") from None
         try:
             cached = ImageFont.load_default(size=size)
         except (TypeError, ImportError, OSError):  # Pillow < 10.1 or built without FreeType
