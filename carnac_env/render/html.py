@@ -32,17 +32,22 @@ from carnac_env.errors import CarnacError
 from carnac_env.render.animate import positions
 from carnac_env.render.score import result_line
 from carnac_env.render.style import (
+    BLOCK_EDGE,
     BOARD_RIM,
     DOLMEN_LINES,
     FACE_COLOURS,
     FACE_EDGES,
+    HIGHLIGHT,
+    HIGHLIGHT_EDGE,
     MARK_COLOUR,
+    NOTE_TEXT,
     PAGE_BACKGROUND,
     PENDING_RING,
     RED_TEXT,
     SOFT_TEXT,
     SQUARE_COLOUR,
     TEXT_COLOUR,
+    WHITE_TEXT,
     hex_colour,
 )
 from carnac_env.render.svg import SvgLayout, board_layer, pieces_layer
@@ -59,12 +64,14 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
 #caption { font-weight: bold; min-height: 1.3em; margin: .3em 0; }
 #moves { max-height: 32em; overflow-y: auto; margin: 0; padding-left: 2.8em; }
 #moves li button { border: none; background: none; cursor: pointer; font: inherit; padding: .05em .3em; }
-#moves li button.current { background: #ffe9a8; color: #282826; border-radius: 3px; outline: 2px solid #b08400; }
-.red { color: #a02620; font-weight: bold; } .white { color: #55534c; font-weight: bold; }
-.legend { list-style: none; padding: 0; margin: .4em 0; font-size: .9em; color: #45443f; max-width: 34em; }
+#moves li button.current {
+  background: $highlight; color: $text; border-radius: 3px; outline: 2px solid $highlight_edge;
+}
+.red { color: $red; font-weight: bold; } .white { color: $white; font-weight: bold; }
+.legend { list-style: none; padding: 0; margin: .4em 0; font-size: .9em; color: $note; max-width: 34em; }
 .legend li { display: flex; align-items: center; gap: .5em; margin: .15em 0; }
 .legend svg { flex: none; }
-#link { font-size: .9em; color: #45443f; }
+#link { font-size: .9em; color: $note; }
 """
 ).substitute(  # the colours of render/style.py
     page=hex_colour(PAGE_BACKGROUND),
@@ -72,6 +79,10 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
     soft=hex_colour(SOFT_TEXT),
     rim=hex_colour(BOARD_RIM),
     red=hex_colour(RED_TEXT),
+    white=hex_colour(WHITE_TEXT),
+    note=hex_colour(NOTE_TEXT),
+    highlight=hex_colour(HIGHLIGHT),
+    highlight_edge=hex_colour(HIGHLIGHT_EDGE),
 )
 
 _SCRIPT = r"""
@@ -144,8 +155,7 @@ def _json_for_script(value: object) -> str:
     return json.dumps(value).replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
-def _rgb(colour: tuple[int, int, int]) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*colour)
+_rgb = hex_colour
 
 
 def legend_html() -> str:
@@ -174,7 +184,7 @@ def legend_html() -> str:
             swatch(
                 f'<rect x="2" y="2" width="18" height="18" rx="3" fill="none" stroke="{_rgb(PENDING_RING)}" '
                 f'stroke-width="2.5"/><rect x="7" y="7" width="8" height="8" fill="{_rgb(FACE_COLOURS[2])}" '
-                'stroke="#1e1e1c"/>'
+                f'stroke="{_rgb(BLOCK_EDGE)}"/>'
             ),
             "a ring round a megalith just placed, drawn with its four faces: the other player tilts it or declines",
         ),

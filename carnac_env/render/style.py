@@ -61,6 +61,12 @@ BUTTON_TEXT: Colour = (250, 248, 240)
 #: The web replay's page and its red text.
 PAGE_BACKGROUND: Colour = (246, 243, 234)
 RED_TEXT: Colour = (160, 38, 32)
+#: The web replay's words: White's name, the legend and the link (dark enough on the page for
+#: WCAG AA), and the current move, dark on gold with a darker gold outline.
+WHITE_TEXT: Colour = (85, 83, 76)
+NOTE_TEXT: Colour = (69, 68, 63)
+HIGHLIGHT: Colour = (255, 233, 168)
+HIGHLIGHT_EDGE: Colour = (176, 132, 0)
 
 # ------------------------------------------------------------------ proportions
 #: A block drawn with its faces (the megalith awaiting a decision, or being placed): half
