@@ -173,6 +173,11 @@ def measure(args: argparse.Namespace, mode: str) -> None:
         if args.python_bot:
             rounds["openspiel python"] = lambda seed: openspiel_games_round(args.sims, args.seconds, seed, cpp=False)
     rates: dict[str, list[float]] = {label: [] for label in rounds}
+    saved = args.seconds
+    args.seconds = 0.2  # a short untimed round first: numba compiles (or loads) every path here
+    for run in rounds.values():
+        run(10_000)
+    args.seconds = saved
     for round_index in range(args.rounds):
         for label, run in rounds.items():
             rates[label].append(run(round_index))
