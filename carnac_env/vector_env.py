@@ -85,6 +85,7 @@ from gymnasium.vector.utils import batch_space
 from carnac_env import _checks
 from carnac_env.aec import raw_env
 from carnac_env.batch import BatchGame, BatchStep
+from carnac_env.batch.engine import check_actions
 from carnac_env.batch.scoring import dolmens_of
 from carnac_env.core.arithmetic import opponent_colour, own_colour
 from carnac_env.core.boards import Board, make_board
@@ -102,23 +103,12 @@ from carnac_env.env_common import (
     make_opponent,
 )
 from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.gym_env import ENV_OPTIONS
 
 __all__ = ["AUTORESET_MODES", "VECTOR_OPTIONS", "CarnacVectorEnv", "VectorInfo"]
 
-VECTOR_OPTIONS = (
-    "num_envs",
-    "board",
-    "opponent",
-    "seat",
-    "render_mode",
-    "illegal_action",
-    "observation",
-    "image_scale",
-    "mask_in_observation",
-    "max_episode_steps",
-    "autoreset_mode",
-    "backend",
-)
+#: The single env's options (:data:`carnac_env.gym_env.ENV_OPTIONS`) and the vector env's own.
+VECTOR_OPTIONS = ("num_envs", *ENV_OPTIONS, "max_episode_steps", "autoreset_mode", "backend")
 #: The autoreset modes this env plays (Gymnasium's ``DISABLED`` is not one).
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
@@ -275,7 +265,7 @@ class CarnacVectorEnv(VectorEnv):
         """
         if self._needs_reset:
             raise CarnacError("call reset() before step()")
-        actions = self._check_actions(actions)
+        actions = check_actions(actions, self.num_envs, self.board.num_actions)
         playing = ~self._autoreset  # an env that ended on the last step only starts anew (next-step autoreset)
         outside = playing & ((actions < 0) | (actions >= self.board.num_actions))
         if outside.any():
@@ -300,14 +290,6 @@ class CarnacVectorEnv(VectorEnv):
                 kind = IllegalActionError if isinstance(error, IllegalActionError) else CarnacError
                 raise kind(f"the opponent policy failed: {error} (the learner's actions were taken back)") from error
             raise
-
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
-            raise CarnacError(f"actions must be integers, got an array of dtype {array.dtype}")
-        if array.shape != (self.num_envs,):
-            raise CarnacError(f"actions must have shape ({self.num_envs},), one per game, got shape {array.shape}")
-        return array.astype(np.int64)
 
     def _advance(
         self, chosen: np.ndarray, playing: np.ndarray, forfeit: np.ndarray

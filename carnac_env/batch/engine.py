@@ -137,6 +137,24 @@ def _check_num_envs(num_envs: Any) -> int:
     return _checks.whole("num_envs", num_envs, 1, MAX_ENVS)
 
 
+def check_actions(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
+    """``actions`` as a contiguous int64 array of ``(num_envs,)``, one per game (the values'
+    range is the caller's to check).
+
+    Raises:
+        CarnacError: not integers (booleans included), another shape, or uint64 values past
+            int64 (named as outside ``0..num_actions - 1``).
+    """
+    array = np.asarray(actions)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise CarnacError(f"actions must be integers, got an array of dtype {array.dtype}")
+    if array.shape != (num_envs,):
+        raise CarnacError(f"actions must have shape ({num_envs},), one per game, got shape {array.shape}")
+    if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
+        raise CarnacError(f"actions run from 0 to {num_actions - 1}, got {array.max()}")
+    return np.ascontiguousarray(array, dtype=np.int64)
+
+
 class BatchGame:
     """``num_envs`` games of Carnac on one board, stored as arrays and played in lockstep.
 
@@ -287,14 +305,7 @@ class BatchGame:
 
     # ----------------------------------------------------------------- checking inputs
     def _check_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
-            raise CarnacError(f"actions must be integers, got an array of dtype {array.dtype}")
-        if array.shape != (self.num_envs,):
-            raise CarnacError(f"actions must have shape ({self.num_envs},), one per game, got shape {array.shape}")
-        if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
-            raise CarnacError(f"actions run from 0 to {self.num_actions - 1}, got {array.max()}")
-        return np.ascontiguousarray(array, dtype=np.int64)
+        return check_actions(actions, self.num_envs, self.num_actions)
 
     def _check_active(self, active: Any) -> np.ndarray:
         if active is None:

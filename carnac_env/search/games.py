@@ -45,46 +45,16 @@ NOT_OVER = -2
 
 
 @njit(**_JIT)
-def copy_game(src, i, dst, j):  # pragma: no cover - compiled
-    """Copy game ``i`` of ``src`` into slot ``j`` of ``dst`` (two KernelStates on one board)."""
-    squares = src.cells.shape[1]
-    for s in range(squares):
-        dst.cells[j, s] = src.cells[i, s]
-        dst.kinds[j, s] = src.kinds[i, s]
-    count = src.num_lying[i]
-    for k in range(count):
-        dst.lying[j, k, 0] = src.lying[i, k, 0]
-        dst.lying[j, k, 1] = src.lying[i, k, 1]
-    dst.num_lying[j] = count
-    dst.supply[j] = src.supply[i]
-    dst.empty[j] = src.empty[i]
-    dst.phase[j] = src.phase[i]
-    dst.to_act[j] = src.to_act[i]
-    dst.pending[j] = src.pending[i]
-    dst.pending_colour[j] = src.pending_colour[i]
-    for d in range(4):
-        dst.tilt_ok[j, d] = src.tilt_ok[i, d]
-    for s in range(squares):  # the list of empty squares the engine draws placements from
-        dst.free[j, s] = src.free[i, s]
-        dst.where[j, s] = src.where[i, s]
-    src_planes = src.planes
-    dst_planes = dst.planes
-    for player in range(2):
-        for k in range(src_planes.shape[2]):
-            dst_planes[player, j, k] = src_planes[player, i, k]
-    for a in range(src.place_bits.shape[1]):
-        dst.place_bits[j, a] = src.place_bits[i, a]
-
-
-@njit(**_JIT)
 def copy_rules_state(src, i, dst, j):  # pragma: no cover - compiled
     """Copy what the rules read of game ``i`` of ``src`` into slot ``j`` of ``dst``: the squares,
-    the counts, the phase, the pending megalith and the empty-square list, not the observation planes or the lying
-    pairs (written by the rules, never read by them). For a work slot that only plays on."""
-    squares = src.cells.shape[1]
-    for s in range(squares):
+    the counts, the phase, the pending megalith and the empty-square list, not the observation
+    planes or the lying pairs (written by the rules, never read by them). For a work slot that
+    only plays on."""
+    for s in range(src.cells.shape[1]):
         dst.cells[j, s] = src.cells[i, s]
         dst.kinds[j, s] = src.kinds[i, s]
+        dst.free[j, s] = src.free[i, s]  # the empty-square list that placements update
+        dst.where[j, s] = src.where[i, s]
     dst.num_lying[j] = src.num_lying[i]
     dst.supply[j] = src.supply[i]
     dst.empty[j] = src.empty[i]
@@ -94,9 +64,23 @@ def copy_rules_state(src, i, dst, j):  # pragma: no cover - compiled
     dst.pending_colour[j] = src.pending_colour[i]
     for d in range(4):
         dst.tilt_ok[j, d] = src.tilt_ok[i, d]
-    for s in range(squares):  # the empty-square list that placements update
-        dst.free[j, s] = src.free[i, s]
-        dst.where[j, s] = src.where[i, s]
+
+
+@njit(**_JIT)
+def copy_game(src, i, dst, j):  # pragma: no cover - compiled
+    """Copy game ``i`` of ``src`` into slot ``j`` of ``dst`` (two KernelStates on one board):
+    :func:`copy_rules_state`, then the lying pairs, the observation planes and the place bits."""
+    copy_rules_state(src, i, dst, j)
+    for k in range(src.num_lying[i]):
+        dst.lying[j, k, 0] = src.lying[i, k, 0]
+        dst.lying[j, k, 1] = src.lying[i, k, 1]
+    src_planes = src.planes
+    dst_planes = dst.planes
+    for player in range(2):
+        for k in range(src_planes.shape[2]):
+            dst_planes[player, j, k] = src_planes[player, i, k]
+    for a in range(src.place_bits.shape[1]):
+        dst.place_bits[j, a] = src.place_bits[i, a]
 
 
 @njit(**_JIT)
