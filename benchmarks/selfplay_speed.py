@@ -17,8 +17,9 @@ the weights of ``--model`` (by default the board's shipped model), evaluated by
 
 The process is pinned to one CPU (``os.sched_setaffinity``), so both run on the same core, one
 after the other, in alternating rounds; the script prints the median simulations/s of each and
-their ratio. The defaults are the training settings of ``carnac train`` for the board
-(carnac_env/train/cli.py): ``--sims`` and ``--games``.
+their ratio, then the network's share of our time and the rate our network alone allows (a
+ceiling on the ratio that no search speed-up can pass). The defaults are the training
+settings of ``carnac train`` for the board (carnac_env/train/cli.py): ``--sims`` and ``--games``.
 
     pip install 'carnac-env[search]'     # jax and mctx
     python benchmarks/selfplay_speed.py --board small --rounds 5
@@ -57,11 +58,29 @@ def training_settings(board: str) -> dict[str, int]:
 
 
 # ----------------------------------------------------------------------------- carnac_env
-def carnac_round(net: PolicyValueNet, board, games: int, moves: int, sims: int, considered: int, seed: int) -> float:
-    """Self-play moves with the compiled search; simulations per second."""
+class TimedNet:
+    """``net`` with the seconds spent in its ``forward`` counted (the network's share)."""
+
+    def __init__(self, net: PolicyValueNet) -> None:
+        self.net = net
+        self.seconds = 0.0
+
+    def forward(self, observations: np.ndarray, supply_scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        start = time.perf_counter()
+        out = self.net.forward(observations, supply_scale=supply_scale)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def carnac_round(
+    net: PolicyValueNet, board, games: int, moves: int, sims: int, considered: int, seed: int
+) -> tuple[float, float]:
+    """Self-play moves with the compiled search: simulations per second, and simulations per
+    second of the network's time alone (the rate if the search itself cost nothing)."""
     engine = BatchGame(board, num_envs=games, seed=seed)
     engine.reset()
-    search = Search(board, Network(net), Gumbel(considered, noise=True), trees=games, seed=seed)
+    timed = TimedNet(net)
+    search = Search(board, Network(timed), Gumbel(considered, noise=True), trees=games, seed=seed)
     slots = np.arange(games)
     done = 0
     spent = 0.0
@@ -73,7 +92,7 @@ def carnac_round(net: PolicyValueNet, board, games: int, moves: int, sims: int, 
         spent += time.perf_counter() - start
         done += sims * games
         engine.step(actions, observe=False)
-    return done / spent
+    return done / spent, done / timed.seconds
 
 
 # ----------------------------------------------------------------------------- mctx
@@ -206,9 +225,12 @@ def main() -> None:
     carnac_round(net, board, games, 1, sims, considered, seed=99)  # load the compiled code
     print(f"{board.name}: {games} games, {sims} simulations per move, {args.moves} moves a round, CPU {cpu}")
     ours: list[float] = []
+    ceilings: list[float] = []
     theirs: list[float] = []
     for r in range(args.rounds):
-        ours.append(carnac_round(net, board, games, args.moves, sims, considered, seed=r))
+        rate, ceiling = carnac_round(net, board, games, args.moves, sims, considered, seed=r)
+        ours.append(rate)
+        ceilings.append(ceiling)
         line = f"round {r + 1}: carnac_env {ours[-1]:,.0f} sims/s"
         if player is not None:
             theirs.append(mctx_round(player, games, args.moves, sims, seed=r))
@@ -220,6 +242,12 @@ def main() -> None:
         peer = statistics.median(theirs)
         print(f"mctx gumbel_muzero_policy on carnac_env.jax:  {peer:,.0f} sims/s")
         print(f"ratio carnac_env / mctx: {mine / peer:.2f}x")
+    ceiling = statistics.median(ceilings)
+    print(
+        f"\nthe network's share of carnac_env's time: {mine / ceiling:.0%}; its time alone gives "
+        f"{ceiling:,.0f} sims/s, the most the search could reach if everything else cost nothing"
+        + (f" ({ceiling / peer:.2f}x mctx)" if theirs else "")
+    )
 
 
 if __name__ == "__main__":

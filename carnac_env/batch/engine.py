@@ -139,12 +139,20 @@ def _check_num_envs(num_envs: Any) -> int:
 
 def check_actions(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
     """``actions`` as a contiguous int64 array of ``(num_envs,)``, one per game (the values'
-    range is the caller's to check).
+    range is the caller's to check): ``actions`` itself when it already is one (the kernels
+    only read it), else a converted copy.
 
     Raises:
         CarnacError: not integers (booleans included), another shape, or uint64 values past
             int64 (named as outside ``0..num_actions - 1``).
     """
+    if (
+        type(actions) is np.ndarray
+        and actions.dtype == np.int64
+        and actions.shape == (num_envs,)
+        and actions.flags.c_contiguous
+    ):
+        return actions  # already what the kernels take (e.g. from sample_actions): no copy
     array = np.asarray(actions)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise CarnacError(f"actions must be integers, got an array of dtype {array.dtype}")

@@ -60,9 +60,11 @@ def tilt_fits(st, i, square, direction):  # pragma: no cover - compiled
     """Whether a megalith standing on ``square`` in game ``i`` may tilt towards
     ``direction``: both squares it would cover are on the board and empty."""
     first = st.tilt_squares[square, direction, 0]
-    if first < 0:
-        return False
-    return st.kinds[i, first] == EMPTY and st.kinds[i, st.tilt_squares[square, direction, 1]] == EMPTY
+    second = st.tilt_squares[square, direction, 1]
+    # Without branches (``&``; off the board both squares are -1, read as square 0 and ignored):
+    # whether a tilt fits is a coin toss to the branch predictor (the place loop measured 1.2x
+    # faster so).
+    return (first >= 0) & (st.kinds[i, max(first, 0)] == EMPTY) & (st.kinds[i, max(second, 0)] == EMPTY)
 
 
 @njit(**_INLINE)

@@ -54,11 +54,15 @@ def group_into(cells, neighbours, start, seen, stack):  # pragma: no cover - com
         square = stack[top]
         size += 1
         for d in range(4):
+            # Without branches (a neighbour's colour is a coin toss to the branch predictor):
+            # off the board (-1) reads square 0 and is ignored; the push is always written and
+            # counted only when it joins. (``top`` stays below S here: ``square`` was popped.)
             other = neighbours[square, d]
-            if other >= 0 and not seen[other] and cells[other] == colour:
-                seen[other] = True
-                stack[top] = other
-                top += 1
+            at = max(other, 0)
+            joins = (other >= 0) & (cells[at] == colour) & (seen[at] == 0)
+            seen[at] = seen[at] | joins
+            stack[top] = at
+            top += joins
     return size
 
 

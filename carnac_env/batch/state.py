@@ -24,7 +24,7 @@ from numba.experimental import structref
 
 from carnac_env.core.actions import tilt_base
 from carnac_env.core.boards import Board
-from carnac_env.core.observation import NUM_PLANES
+from carnac_env.core.observation import NUM_PLANES, SUPPLY
 
 __all__ = ["FIELDS", "Field", "KernelState", "StateArrays", "new_state", "state_from_arrays"]
 
@@ -56,6 +56,12 @@ def _scratch(dtype: type, size: Callable[[Board], int]) -> Callable[[Board, int]
     return lambda board, n: np.zeros(size(board), dtype=dtype)
 
 
+def _supply_bytes(board: Board) -> np.ndarray:
+    mask = np.zeros(board.squares * NUM_PLANES, dtype=np.int8)
+    mask[SUPPLY::NUM_PLANES] = -1
+    return mask
+
+
 #: The fields of a :class:`KernelState`, in order: the board's tables, then the games, then
 #: scratch space. ``S`` is the number of squares, ``N`` the number of games.
 FIELDS: tuple[Field, ...] = (
@@ -63,6 +69,13 @@ FIELDS: tuple[Field, ...] = (
     Field("neighbours", lambda b, n: b.arrays.neighbours, "``Board.arrays.neighbours``, ``(S, 4)`` int32"),
     Field("megaliths", lambda b, n: int(b.megaliths), "the supply at the start"),
     Field("min_dolmen", lambda b, n: int(b.min_dolmen), "the smallest group that scores"),
+    Field(
+        "supply_bytes",
+        lambda b, n: _supply_bytes(b),
+        "``(S * NUM_PLANES,)`` int8, -1 (all bits set) in the supply plane's bytes of an observation and 0 "
+        "elsewhere: ANDed with the supply and ORed into a copied view, it writes the supply plane in the "
+        "same vectorised pass as the copy",
+    ),
     Field("last_tilt", lambda b, n: bool(b.last_tilt), "whether the final megalith may still be tilted or declined"),
     Field("cells", _games(np.uint8, lambda b: (b.squares,)), "``(N, S)`` uint8, the colour seen from above"),
     Field("kinds", _games(np.uint8, lambda b: (b.squares,)), "``(N, S)`` uint8, ``EMPTY``, ``STANDING``, ``LYING``"),

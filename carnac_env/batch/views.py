@@ -4,8 +4,9 @@ The core's :func:`~carnac_env.core.observation.observation_planes` and
 :func:`~carnac_env.core.observation.legal_mask`, for the games of a
 :class:`~carnac_env.batch.state.KernelState`. Planes 0-3 of both players' views and the
 place bits of the mask are kept per game and updated square by square as moves change them
-(:func:`show_square`); writing an observation copies the view of one player and adds the
-supply, the pending megalith and the tilt previews (:func:`write_observation`).
+(:func:`show_square`); writing an observation copies the view of one player, adding the
+supply in the same pass, then marks the pending megalith and the tilt previews
+(:func:`write_observation`).
 
 A note for whoever edits the loops: for a loop over many elements, read the field through
 a local variable (``view = st.planes[player, i]``) rather than ``st.planes[...]`` on every
@@ -17,6 +18,7 @@ local array or view costs numba a reference-count call, so for one or two access
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from carnac_env.core import actions as _actions
@@ -29,7 +31,6 @@ from carnac_env.core.observation import (
     OPPONENT,
     OWN,
     STANDING_PLANE,
-    SUPPLY,
     TILT_OPPONENT,
     TILT_OWN,
     TO_ACT,
@@ -91,12 +92,13 @@ def write_observation(st, i, player, out):  # pragma: no cover - compiled
     """Write game ``i`` seen by ``player`` into ``out`` (``(S * NUM_PLANES,)`` int8): the
     planes of :func:`carnac_env.core.observation.observation_planes`."""
     view = st.planes[player, i]
+    # The view (whose supply plane is 0) ORed with the supply in the supply plane's bytes: one
+    # vectorised pass (a copy, then a strided loop over the supply plane, measured 1.9x slower).
+    supply = np.int8(st.supply[i])
+    supply_bytes = st.supply_bytes
     for j in range(out.shape[0]):  # explicit loops: numba's slice assignment is ~10x slower
-        out[j] = view[j]
+        out[j] = view[j] | (supply_bytes[j] & supply)
     phase = st.phase[i]
-    supply = st.supply[i]
-    for j in range(SUPPLY, out.shape[0], NUM_PLANES):
-        out[j] = supply
     if phase == OVER or st.to_act[i] != player:
         for j in range(TO_ACT, out.shape[0], NUM_PLANES):
             out[j] = 0
