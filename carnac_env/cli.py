@@ -265,11 +265,11 @@ def cmd_agents(args: argparse.Namespace) -> int:
 
 def _az_models_text(width: int) -> str:
     """The models shipped for the az agent: each one's board, size and training games, and which
-    model plays each board (its own, or the fallback)."""
+    model plays each board (its own specialist, or the general model)."""
     import json
 
     from carnac_env.core.boards import BOARDS
-    from carnac_env.models import FALLBACK_MODELS, shipped_models
+    from carnac_env.models import default_model, shipped_models
 
     shipped = shipped_models()
     lines = ["Models shipped for az (az:model=NAME, or a .npz file from carnac train):"]
@@ -285,13 +285,21 @@ def _az_models_text(width: int) -> str:
         if card.get("games"):
             facts.append(f"trained on {card['games']} games")
         lines.append(f"  {name:12} {path.name}" + (f": {', '.join(facts)}" if facts else ""))
-    fallback = next((name for name in FALLBACK_MODELS if name in shipped), None)
-    others = [board for board in BOARDS if board not in shipped]
-    if others:
-        plays = f"the {fallback} model (not trained there)" if fallback else "no model: pass az:model=PATH"
-        lines.extend(textwrap.wrap(f"By default az plays each board's own model; {', '.join(others)}: {plays}.", width))
+    by_model: dict[str, list[str]] = {}
+    for name, board in BOARDS.items():
+        by_model.setdefault(default_model(board) or "no model (pass az:model=PATH)", []).append(name)
+    said = "; ".join(f"{', '.join(boards)}: {model}" for model, boards in by_model.items())
+    lines.extend(textwrap.wrap(f"By default az plays {said}; custom boards: {default_model_custom()}.", width))
     lines.append("The model cards (how each was trained, what it reaches): carnac_env/models/*.json, docs/training.md.")
     return "\n".join(lines)
+
+
+def default_model_custom() -> str:
+    """What az plays on a custom board by default."""
+    from carnac_env.core.boards import make_board
+    from carnac_env.models import default_model
+
+    return default_model(make_board("custom", rows=6, cols=9)) or "no model (pass az:model=PATH)"
 
 
 # --------------------------------------------------------------------------- arena

@@ -79,7 +79,7 @@ def test_model_round_trip(tmp_path):
     save(net, path)
     again = load(path)
     assert again.header == net.header
-    assert again.header["format"] == "carnac-az" and again.header["version"] == 2
+    assert again.header["format"] == "carnac-az" and again.header["version"] == 3
     for name, value in net.params.items():
         np.testing.assert_array_equal(again.params[name], value)
     obs = np.stack([observation_planes(GameState("small"), 0)])

@@ -154,10 +154,16 @@ def test_agents_lists_every_registered_agent_with_its_options() -> None:
         assert " ".join(description.split()[:4]) in " ".join(out.split()), description
         for key, (_, default, _) in options.items():
             assert f"{key}={default}" in out, (name, key)
-    # What az plays: every shipped model, and the boards that fall back on one.
+    # What az plays: every shipped model, and which model plays each board (never one trained elsewhere).
+    from carnac_env.core.boards import BOARDS, make_board
+    from carnac_env.models import default_model
+
     for model in shipped_models():
         assert f"  {model} " in out and f"{model}.npz" in out
-    assert "not trained there" in out and "your.module.Class" in out
+    said = " ".join(out.split())
+    for board in BOARDS:
+        assert f"{board}" in said and default_model(make_board(board)) in said
+    assert "not trained there" not in out and "your.module.Class" in out
 
 
 def test_arena_help_lists_the_agents_without_pointing_outside_the_package() -> None:

@@ -186,8 +186,8 @@ def test_a_number_with_a_million_digits(tmp_path):
     refused(with_header(tmp_path / "digits.npz", text))
 
 
-@pytest.mark.parametrize("version", [True, False, "2", 2.0, 3, 0, None])
-def test_versions_other_than_1_and_2(tmp_path, version):
+@pytest.mark.parametrize("version", [True, False, "2", 2.0, 4, 0, None])
+def test_versions_other_than_1_2_and_3(tmp_path, version):
     header = dict(real_header(), version=version)
     refused(with_header(tmp_path / "version.npz", header), "version")
 

@@ -210,6 +210,28 @@ def test_malformed_checkpoints_name_the_file_and_the_field(tmp_path):
         change(data)
         torch.save(data, path)
 
+    def chunk(d):
+        return dict(d["replay"]["chunks"][0])
+
+    def grad(t):
+        return t.clone().requires_grad_(True)
+
+    def optimizer(d, key, value):
+        state = dict(d["optimizer"])
+        state["param_groups"] = [dict(g, **{key: value}) for g in state["param_groups"]]
+        return state
+
+    def moment(d, change, step=None):
+        state = dict(d["optimizer"])
+        entries = dict(state["state"])
+        first = dict(entries[0])
+        first["exp_avg"] = change(first["exp_avg"])
+        if step is not None:
+            first["step"] = torch.tensor(step)
+        entries[0] = first
+        state["state"] = entries
+        return state
+
     cases = [
         (lambda d: d.pop("net"), "field 'net'"),
         (lambda d: d.update(config=dict(d["config"], colour="red")), "unknown training settings"),
@@ -222,9 +244,21 @@ def test_malformed_checkpoints_name_the_file_and_the_field(tmp_path):
         (lambda d: d.update(wall=float("nan")), "field 'wall'"),
         (lambda d: d.update(curve="x"), "field 'curve'"),
         (lambda d: d.update(version=1), "version 1"),
-        (lambda d: d.update(replay=dict(d["replay"], next=10**13)), "replay.next"),
-        (lambda d: d.update(replay=dict(d["replay"], values=torch.zeros(3))), "replay.values"),
-        (lambda d: d.update(replay=dict(d["replay"], masks=torch.zeros(3, 2))), "replay.masks"),
+        (lambda d: d.update(curve=[{}] * len(d["curve"])), "field 'curve'"),
+        (lambda d: d.update(replay={"next": 3}), "field 'replay'"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), values=torch.zeros(3))]}), "replay.chunks[0].values"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), masks=torch.zeros(3, 2))]}), "replay.chunks[0].masks"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), board={"name": "nowhere"})]}), "replay.chunks[0].board"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), values=grad(chunk(d)["values"]))]}), "plain tensor"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), values=chunk(d)["values"].bfloat16())]}), "bfloat16"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), values=chunk(d)["values"].to_sparse())]}), "plain"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), values=torch.tensor(0.5))]}), "values"),
+        (lambda d: d.update(replay={"chunks": [dict(chunk(d), values=chunk(d)["values"] * float("nan"))]}), "NaN"),
+        (lambda d: d.update(optimizer=optimizer(d, "lr", "fast")), "optimizer.param_groups lr"),
+        (lambda d: d.update(optimizer=moment(d, lambda m: m[:1])), "optimizer.state[0].exp_avg"),
+        (lambda d: d.update(optimizer=moment(d, lambda m: m, step=-1.0)), "optimizer.state[0].step"),
+        (lambda d: d.update(rng=dict(d["rng"], state={"state": 2**300, "inc": 1})), "field 'rng'"),
+        (lambda d: d.update(steps=2**70), "field 'steps'"),
     ]
     for change, words in cases:
         broken(change)
@@ -339,8 +373,9 @@ def test_one_shard_plays_with_the_runs_own_generator(tmp_path):
         samples, _ = greedy_games(
             make_board("petit_menec"), t._shard("greedy", TINY["games"], 0), np.random.default_rng(0)
         )
-        np.testing.assert_array_equal(t.replay.observations[: len(samples)], samples.observations)
-        np.testing.assert_array_equal(t.replay.policies[: len(samples)], samples.policies)
+        (held,) = t.replay.chunks
+        np.testing.assert_array_equal(held.samples.observations, samples.observations)
+        np.testing.assert_array_equal(held.samples.policies, samples.policies)
         assert t.replay.size == len(samples)
 
 
@@ -360,7 +395,7 @@ def test_shards_split_the_games_and_play_the_same_on_local_workers(tmp_path):
     with trainer(tmp_path / "one", Config(**dict(SHARDED, selfplay_shards=1))) as one:
         one.run()
     assert one.replay.size != here.replay.size or not np.array_equal(
-        one.replay.observations[: one.replay.size], here.replay.observations[: here.replay.size]
+        one.replay.chunks[0].samples.observations, here.replay.chunks[0].samples.observations
     )
 
 

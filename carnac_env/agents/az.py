@@ -24,10 +24,11 @@ Options (spec ``az:sims=200:c=1.5:model=PATH``):
 * ``lanes``: leaves evaluated per network call (default 8; virtual losses keep them apart):
   fewer, slower calls than one leaf at a time, for about the same play;
 * ``model``: a model file (``.npz``, :func:`carnac_env.models.save`) or the name of a shipped
-  model (``small``, ``medium``, ``petit_menec``); by default the shipped model of the game's
-  board, or on a board without one the first shipped of
-  :data:`~carnac_env.models.FALLBACK_MODELS` (the network is fully convolutional and plays on
-  any board, but was not trained there).
+  model (``general``, or a board's specialist such as ``small``); by default
+  :func:`~carnac_env.models.default_model`: the board's own specialist where one is shipped and
+  trained under the game's rules, else the general model, which reads the board's rules as
+  inputs and plays every board. A model trained under other rules is never used: given with
+  ``model=``, it is refused with a :class:`~carnac_env.errors.CarnacError`.
 
 The agent uses no random numbers: the same position gives the same move.
 """
@@ -41,7 +42,7 @@ from carnac_env.agents.base import SearchAgent, register
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, cached, model_for, model_path
+from carnac_env.models import PolicyValueNet, cached, model_for, model_path, plays
 from carnac_env.search import PUCT, Gumbel, Network, Search
 
 __all__ = ["AZAgent", "check_board"]
@@ -50,15 +51,17 @@ RULES = ("puct", "gumbel")
 
 
 def check_board(net: PolicyValueNet, state: GameState) -> None:
-    """Raise :class:`CarnacError` unless ``state`` is on the board ``net`` was made for."""
+    """Raise :class:`CarnacError` unless ``net`` was trained for the rules of ``state``'s board
+    (:func:`carnac_env.models.plays`: a general model plays any board)."""
     board = state.board
     mine = net.header["board"]
-    if net.board_key() != (board.rows, board.cols, board.megaliths, board.min_dolmen):
+    if not plays(net, board):
         raise CarnacError(
             f"model {net.source} was trained on board {mine['name']!r} ({net.rows} x {net.cols}, "
-            f"{net.megaliths} megaliths, min dolmen {mine['min_dolmen']}); the game is on "
-            f"{board.name!r} ({board.rows} x {board.cols}, {board.megaliths} megaliths, min dolmen "
-            f"{board.min_dolmen}). Expected a model for this board: pass az:model=PATH"
+            f"{net.megaliths} megaliths, min dolmen {mine['min_dolmen']}, last tilt {mine.get('last_tilt', True)}); "
+            f"the game is on {board.name!r} ({board.rows} x {board.cols}, {board.megaliths} megaliths, min dolmen "
+            f"{board.min_dolmen}, last tilt {board.last_tilt}). Expected a model for this board's rules: pass "
+            "az:model=general (every board) or az:model=PATH"
         )
 
 
@@ -105,15 +108,12 @@ class AZAgent(SearchAgent):
         return data
 
     def network_for(self, state: GameState) -> PolicyValueNet:
-        """The network that plays ``state``: the ``model`` option's (checked against the board),
-        else the board's shipped model, else the shipped fallback model."""
+        """The network that plays ``state``: the ``model`` option's (checked against the board's
+        rules), else the shipped model for the board (:func:`carnac_env.models.default_model`)."""
         if self._net is not None:
             check_board(self._net, state)
             return self._net
-        net, own = model_for(state.board)
-        if own:
-            check_board(net, state)
-        return net
+        return model_for(state.board)[0]
 
     @property
     def search(self) -> Search | None:
@@ -130,7 +130,7 @@ class AZAgent(SearchAgent):
         if len(legal) == 1:
             return legal[0]
         if self.sims == 0:
-            logits, _ = net.forward(observation_planes(state, state.to_act)[None], supply_scale=state.board.megaliths)
+            logits, _ = net.forward(observation_planes(state, state.to_act)[None], board=state.board)
             return legal[int(np.argmax(logits[0, legal]))]
         search = self._search
         if search is None or search.board != state.board or search.evaluator.net is not net:
@@ -150,7 +150,11 @@ register(
         "rule": (str, "puct", "search rule: puct (the most visited move) or gumbel (sequential halving)"),
         "considered": (int, 16, "gumbel: root actions sequential halving starts from"),
         "lanes": (int, 8, "leaves evaluated per network call (virtual losses keep them apart)"),
-        "model": (str, "", "a .npz file from carnac train or a shipped model's name; default: the board's own"),
+        "model": (
+            str,
+            "",
+            "a .npz file from carnac train or a shipped model's name; default: the board's specialist, else general",
+        ),
     },
     "AlphaZero-style: search guided by a trained policy-value network, run with numpy alone (no PyTorch)",
 )

@@ -3,9 +3,14 @@
 * :class:`PolicyValueNet` (:mod:`carnac_env.models.network`): numpy inference;
 * :func:`load` and :func:`save` (:mod:`carnac_env.models.files`): model files, read as
   untrusted input;
-* the shipped models: one ``<board>.npz`` per board in this folder, each with a JSON model
-  card ``<board>.json`` beside it (:func:`shipped_models`, :func:`model_path`,
-  :func:`model_for`).
+* the shipped models: ``general.npz``, one network for every board (trained on a mix of all
+  built-in boards and random custom ones; it reads the board's rules as inputs), and the
+  specialists, one ``<board>.npz`` per board where one is measurably stronger there; each with
+  a JSON model card beside it (:func:`shipped_models`, :func:`model_path`, :func:`model_for`).
+
+Which model plays a board by default (:func:`default_model`): the board's own specialist when
+its rules match the board's exactly, else the general model. Never a model trained under other
+rules: a specialist on another board, or on the same board with other rules, is not used.
 """
 
 from __future__ import annotations
@@ -24,25 +29,27 @@ from carnac_env.models.network import (
 )
 
 __all__ = [
-    "FALLBACK_MODELS",
     "FORMAT",
+    "GENERAL_MODEL",
     "MODELS_DIR",
     "MODEL_VERSION",
     "PolicyValueNet",
     "blas_single_thread",
     "cached",
+    "default_model",
     "load",
     "model_for",
     "model_path",
     "parameter_shapes",
+    "plays",
     "save",
     "shipped_models",
 ]
 
 #: Where the shipped models live.
 MODELS_DIR = Path(__file__).resolve().parent
-#: The shipped models that play boards without one of their own, in order of preference.
-FALLBACK_MODELS = ("small", "medium", "petit_menec")
+#: The shipped model of every board: trained on a mix of boards, it reads the rules as inputs.
+GENERAL_MODEL = "general"
 
 
 def shipped_models() -> dict[str, Path]:
@@ -79,18 +86,40 @@ def cached(path: str | Path) -> PolicyValueNet:
     return _CACHE[stamp]
 
 
-def model_for(board: Board) -> tuple[PolicyValueNet, bool]:
-    """The shipped model that plays ``board``: its own if there is one, else the first shipped of
-    :data:`FALLBACK_MODELS`; and whether it is the board's own.
+def plays(net: PolicyValueNet, board: Board) -> bool:
+    """Whether ``net`` was trained for ``board``'s rules: a general model (trained on a mix of
+    boards, reading the rules) for any board, any other for exactly its own board's size,
+    supply, minimum dolmen and last-tilt rule."""
+    if net.header.get("boards") is not None and net.reads_rules:
+        return True
+    own = net.header["board"]
+    return net.board_key() == (board.rows, board.cols, board.megaliths, board.min_dolmen) and bool(
+        own.get("last_tilt", True)
+    ) == bool(board.last_tilt)
+
+
+def default_model(board: Board) -> str | None:
+    """The name of the shipped model that plays ``board`` by default: the board's own
+    specialist where one is shipped and trained under the board's rules, else
+    :data:`GENERAL_MODEL` where it is shipped, else None."""
+    shipped = shipped_models()
+    if board.name in shipped and board.name != GENERAL_MODEL and plays(cached(shipped[board.name]), board):
+        return board.name
+    return GENERAL_MODEL if GENERAL_MODEL in shipped else None
+
+
+def model_for(board: Board) -> tuple[PolicyValueNet, str]:
+    """The shipped model that plays ``board`` (:func:`default_model`) and its name.
 
     Raises:
-        CarnacError: no shipped model to play it.
+        CarnacError: no shipped model is trained for the board's rules.
     """
-    shipped = shipped_models()
-    name = next((n for n in (board.name, *FALLBACK_MODELS) if n in shipped), None)
+    name = default_model(board)
     if name is None:
+        shipped = shipped_models()
         raise CarnacError(
-            f"no shipped model for board {board.name!r} and none of {', '.join(FALLBACK_MODELS)} to fall back on "
-            f"(shipped: {', '.join(shipped) or 'none'}); pass a model file"
+            f"no shipped model is trained for board {board.name!r} ({board.rows} x {board.cols}, {board.megaliths} "
+            f"megaliths, min dolmen {board.min_dolmen}, last tilt {board.last_tilt}) and the general model is not "
+            f"shipped (shipped: {', '.join(shipped) or 'none'}); pass az:model=PATH"
         )
-    return cached(shipped[name]), name == board.name
+    return cached(shipped_models()[name]), name

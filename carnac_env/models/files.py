@@ -160,8 +160,7 @@ def _read(archive: zipfile.ZipFile, name: str) -> PolicyValueNet:
     if _HEADER not in members:
         raise CarnacError(f"model file {name} has no JSON header (expected a {FORMAT} model)")
     header = _read_header(archive, members.pop(_HEADER), name)
-    channels, blocks, hidden, ownership = architecture_of(header, name)
-    expected = parameter_shapes(channels, blocks, hidden, ownership)
+    expected = parameter_shapes(*architecture_of(header, name))
     missing = sorted(set(expected) - set(members))
     if missing:
         raise CarnacError(f"model {name}: parameters {missing} are missing (expected {sorted(expected)})")

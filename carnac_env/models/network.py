@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,18 +41,59 @@ from carnac_env.models import _kernels
 
 #: The ``format`` field of a model file's header.
 FORMAT = "carnac-az"
-#: The versions of the model layout this package reads; it writes the last.
-MODEL_VERSIONS = (1, 2)
+#: The versions of the model layout this package reads; it writes the last. Version 2 added
+#: the ownership head, version 3 the rules inputs and the dolmen-count head.
+MODEL_VERSIONS = (1, 2, 3)
 MODEL_VERSION = MODEL_VERSIONS[-1]
 
 #: Bounds on an architecture (what a model file may ask this package to allocate).
 LIMITS = {"channels": (1, 256), "blocks": (0, 32), "hidden": (1, 1024)}
 
+#: The rules a rules-conditioned network reads (architecture ``rules: true``), in the order of
+#: its extra input planes: constant planes over the board, appended to the 9 observation
+#: planes inside the network (the public observation does not change). Each is scaled to about
+#: 0..1 on the built-in boards: ``board`` 1 on every square (so the stem sees the edges),
+#: ``min_dolmen`` ``(min_dolmen - 3) / 2``, ``last_tilt`` 0 or 1, ``megaliths`` the supply at
+#: the start over 56, ``rows`` and ``cols`` over 16.
+RULES_INPUTS = ("board", "min_dolmen", "last_tilt", "megaliths", "rows", "cols")
 
-def parameter_shapes(channels: int, blocks: int, hidden: int, ownership: bool = False) -> dict[str, tuple[int, ...]]:
+
+class Architecture(NamedTuple):
+    """The shape of a network, as a model header's ``architecture`` gives it.
+
+    Attributes:
+        channels, blocks, hidden: feature maps per layer, residual blocks, value head units.
+        ownership: with the ownership head (training only: each square's final colour).
+        rules: with the rules inputs (:data:`RULES_INPUTS`): one network for many rules.
+        dolmens: with the dolmen-count head (training only: each side's final dolmens).
+    """
+
+    channels: int
+    blocks: int
+    hidden: int
+    ownership: bool = False
+    rules: bool = False
+    dolmens: bool = False
+
+    def as_header(self) -> dict[str, Any]:
+        """The header's ``architecture`` field."""
+        return self._asdict()
+
+
+def rules_vector(rows: int, cols: int, megaliths: int, min_dolmen: int, last_tilt: bool) -> np.ndarray:
+    """The values of the :data:`RULES_INPUTS` planes for a board, float32 ``(6,)``."""
+    return np.asarray(
+        [1.0, (min_dolmen - 3) / 2, float(last_tilt), megaliths / 56, rows / 16, cols / 16], dtype=np.float32
+    )
+
+
+def parameter_shapes(
+    channels: int, blocks: int, hidden: int, ownership: bool = False, rules: bool = False, dolmens: bool = False
+) -> dict[str, tuple[int, ...]]:
     """The name and shape of every parameter of the network (PyTorch's naming and layout)."""
+    inputs = NUM_PLANES + (len(RULES_INPUTS) if rules else 0)
     shapes: dict[str, tuple[int, ...]] = {
-        "stem.weight": (channels, NUM_PLANES, 3, 3),
+        "stem.weight": (channels, inputs, 3, 3),
         "stem.bias": (channels,),
     }
     for i in range(blocks):
@@ -74,12 +115,15 @@ def parameter_shapes(channels: int, blocks: int, hidden: int, ownership: bool = 
     if ownership:
         shapes["ownership.weight"] = (3, channels, 1, 1)
         shapes["ownership.bias"] = (3,)
+    if dolmens:
+        shapes["dolmens.weight"] = (2, 3 * channels)
+        shapes["dolmens.bias"] = (2,)
     return shapes
 
 
-def architecture_of(header: dict[str, Any], source: str) -> tuple[int, int, int, bool]:
-    """``(channels, blocks, hidden, ownership)`` from a header's ``architecture``, checked
-    against :data:`LIMITS`; a CarnacError naming ``source`` otherwise."""
+def architecture_of(header: dict[str, Any], source: str) -> Architecture:
+    """The :class:`Architecture` of a header's ``architecture``, checked against :data:`LIMITS`;
+    a CarnacError naming ``source`` otherwise."""
     arch = header.get("architecture") if isinstance(header, dict) else None
     if not isinstance(arch, dict):
         raise CarnacError(f"model {source}: its header has no 'architecture' (channels, blocks, hidden)")
@@ -89,10 +133,13 @@ def architecture_of(header: dict[str, Any], source: str) -> tuple[int, int, int,
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise CarnacError(f"model {source}: architecture {key}={value!r}; expected a whole number in {low}..{high}")
         values.append(value)
-    ownership = arch.get("ownership", False)
-    if not isinstance(ownership, bool):
-        raise CarnacError(f"model {source}: architecture ownership={ownership!r}; expected true or false")
-    return values[0], values[1], values[2], ownership
+    flags = []
+    for key in ("ownership", "rules", "dolmens"):
+        flag = arch.get(key, False)
+        if not isinstance(flag, bool):
+            raise CarnacError(f"model {source}: architecture {key}={flag!r}; expected true or false")
+        flags.append(flag)
+    return Architecture(*values, *flags)
 
 
 _LOCAL = threading.local()
@@ -207,7 +254,8 @@ class PolicyValueNet:
 
     def __init__(self, header: dict[str, Any], params: dict[str, np.ndarray], source: str = "<memory>") -> None:
         self.source = source
-        channels, blocks, hidden, ownership = architecture_of(header, source)
+        arch = self.architecture = architecture_of(header, source)
+        channels, blocks, hidden, ownership = arch.channels, arch.blocks, arch.hidden, arch.ownership
         board = header.get("board")
         if not isinstance(board, dict):
             raise CarnacError(
@@ -227,7 +275,9 @@ class PolicyValueNet:
         _checks.whole(f"model {source}: board min_dolmen", board["min_dolmen"], 1, self.rows * self.cols)
         self.header = dict(header, format=FORMAT, version=MODEL_VERSION)
         self.channels, self.blocks, self.hidden, self.has_ownership = channels, blocks, hidden, ownership
-        expected = parameter_shapes(channels, blocks, hidden, ownership)
+        #: Whether the network reads the board's rules (:data:`RULES_INPUTS`) as inputs.
+        self.reads_rules = arch.rules
+        expected = parameter_shapes(*arch)
         missing = sorted(set(expected) - set(params))
         if missing:
             raise CarnacError(f"model {source}: parameters {missing} are missing (expected {sorted(expected)})")
@@ -251,9 +301,13 @@ class PolicyValueNet:
         matrices = {
             name: np.ascontiguousarray(p[name].transpose(2, 3, 1, 0).reshape(-1, shape[0]))
             for name, shape in expected.items()
-            if name.endswith(".weight") and len(shape) == 4 and shape[2] == 3
+            if name.startswith("blocks.") and name.endswith(".weight")
         }
-        self._stem = matrices["stem.weight"]
+        # the stem's product reads the 9 observation planes; the rules planes are constant over
+        # the board, so their convolution is a fixed map per board, added after it (_rules_map)
+        self._stem = np.ascontiguousarray(p["stem.weight"][:, :NUM_PLANES].transpose(2, 3, 1, 0).reshape(-1, channels))
+        self._rules_weight = p["stem.weight"][:, NUM_PLANES:]
+        self._rules_maps: dict[tuple, np.ndarray] = {}
         self._blocks = [
             (
                 matrices[f"blocks.{i}.conv1.weight"],
@@ -292,12 +346,24 @@ class PolicyValueNet:
         """``(rows, cols, megaliths, min_dolmen)`` of the model's board."""
         return (self.rows, self.cols, self.megaliths, int(self.header["board"]["min_dolmen"]))
 
-    def forward(self, observations: np.ndarray, supply_scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    @property
+    def trained_rules(self) -> dict[str, Any]:
+        """The rules the model was trained under, from its header: ``board`` (the first or only
+        board) and, for a model trained on several, ``boards`` (a description of the mix)."""
+        return {"board": dict(self.header["board"]), "boards": self.header.get("boards")}
+
+    def forward(
+        self, observations: np.ndarray, supply_scale: float | None = None, board: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Logits and values for a batch of observations.
 
         Args:
             observations: ``(N, rows, cols, 9)`` planes seen by the player to act (any board size).
-            supply_scale: what the supply plane is divided by (default: the model board's megaliths).
+            supply_scale: what the supply plane is divided by (default: ``board``'s megaliths,
+                else the model board's).
+            board: the :class:`~carnac_env.core.boards.Board` the positions are on. A network that
+                reads the rules (:attr:`reads_rules`) takes them from it; without it, from the
+                model's own board (its header), with the observations' rows and columns.
 
         Returns:
             ``(logits, values)``: ``(N, rows*cols*4 + 5)`` float32 logits in the action
@@ -307,8 +373,27 @@ class PolicyValueNet:
         obs = np.asarray(observations)
         if obs.ndim != 4 or obs.shape[-1] != NUM_PLANES:
             raise CarnacError(f"observations of shape {obs.shape}: expected (N, rows, cols, {NUM_PLANES})")
+        if board is not None and (board.rows, board.cols) != obs.shape[1:3]:
+            raise CarnacError(
+                f"observations of shape {obs.shape} are not of board {board.name!r} ({board.rows} x {board.cols})"
+            )
+        scale = float(supply_scale or (board.megaliths if board is not None else self.megaliths))
+        rules_map = self._rules_map(obs.shape[1], obs.shape[2], board) if self.reads_rules else None
         with blas_single_thread():
-            return self._forward(obs, float(supply_scale or self.megaliths))
+            return self._forward(obs, scale, rules_map)
+
+    def _rules_map(self, rows: int, cols: int, board: Any) -> np.ndarray:
+        """The stem's response to the rules planes of ``board`` (or of the model's own rules on a
+        ``rows x cols`` board): ``(rows*cols, channels)`` float32, kept per board."""
+        if board is not None:
+            rules = (rows, cols, board.megaliths, board.min_dolmen, bool(board.last_tilt))
+        else:
+            own = self.header["board"]
+            rules = (rows, cols, self.megaliths, int(own["min_dolmen"]), bool(own.get("last_tilt", True)))
+        found = self._rules_maps.get(rules)
+        if found is None:
+            found = self._rules_maps[rules] = rules_response(self._rules_weight, rules_vector(*rules), rows, cols)
+        return found
 
     @property
     def convolution(self) -> str:
@@ -340,7 +425,9 @@ class PolicyValueNet:
             space = spaces[key] = _Workspace(n, rows, cols, self.channels, convolution)
         return space
 
-    def _forward(self, obs: np.ndarray, supply_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    def _forward(
+        self, obs: np.ndarray, supply_scale: float, rules_map: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         if obs.dtype != np.int8 and obs.dtype != np.float32:
             obs = obs.astype(np.float32)
         obs = np.ascontiguousarray(obs)
@@ -359,7 +446,7 @@ class PolicyValueNet:
         h_all, place = self._batch_buffers(n * squares)
         for start in range(0, n, chunk):
             stop = min(n, start + chunk)
-            trunk(obs[start:stop], space, supply_scale, h_all[start * squares : stop * squares])
+            trunk(obs[start:stop], space, supply_scale, rules_map, h_all[start * squares : stop * squares])
         np.matmul(h_all, self._place, out=place)
         _kernels.place_logits(place, p["place.bias"], squares, logits)
         _kernels.pooled_features(h_all, obs, pooled)
@@ -379,13 +466,17 @@ class PolicyValueNet:
             held = self._local.batch = (np.empty((m, self.channels), np.float32), np.empty((m, 4), np.float32))
         return held[0][:m], held[1][:m]
 
-    def _trunk_im2col(self, obs: np.ndarray, space: _Workspace, supply_scale: float, out: np.ndarray) -> None:
+    def _trunk_im2col(
+        self, obs: np.ndarray, space: _Workspace, supply_scale: float, rules_map: np.ndarray | None, out: np.ndarray
+    ) -> None:
         """The trunk's last activations of a chunk into ``out`` ``(m, channels)``, by im2col products."""
         rows, cols = obs.shape[1], obs.shape[2]
         m = out.shape[0]
         stem, raw, h, columns = space.stem[:m], space.raw[:m], space.h[:m], space.columns[:m]
         _kernels.stem_columns(obs, supply_scale, stem)
         np.matmul(stem, self._stem, out=raw)
+        if rules_map is not None:
+            raw.reshape(-1, rows * cols, self.channels)[:] += rules_map
         bias, residual, add = self.params["stem.bias"], raw, False
         for conv1, bias1, conv2, bias2 in self._blocks:
             # the block input relu(raw + bias [+ residual]) into h, and its columns
@@ -396,7 +487,9 @@ class PolicyValueNet:
             bias, residual, add = bias2, h, True
         _kernels.activate(raw, bias, residual, add, out)
 
-    def _trunk_winograd(self, obs: np.ndarray, space: _Workspace, supply_scale: float, out: np.ndarray) -> None:
+    def _trunk_winograd(
+        self, obs: np.ndarray, space: _Workspace, supply_scale: float, rules_map: np.ndarray | None, out: np.ndarray
+    ) -> None:
         """The trunk's last activations of a chunk into ``out`` ``(m, channels)``, by Winograd convolutions."""
         k, rows, cols = obs.shape[:3]
         m = out.shape[0]
@@ -406,6 +499,8 @@ class PolicyValueNet:
         products = space.products[: 16 * tiles * width].reshape(16, tiles, width)
         _kernels.stem_columns(obs, supply_scale, stem)
         np.matmul(stem, self._stem, out=raw)
+        if rules_map is not None:
+            raw.reshape(-1, rows * cols, width)[:] += rules_map
         _kernels.stem_output(raw, self.params["stem.bias"], rows, cols, maps)
         assert self._winograd is not None
         for (u1, bias1), (u2, bias2) in zip(self._winograd[::2], self._winograd[1::2]):
@@ -416,3 +511,18 @@ class PolicyValueNet:
             np.matmul(transformed, u2, out=products)
             _kernels.winograd_output(products, bias2, maps, True, rows, cols, maps)
         _kernels.unpad(maps, rows, cols, out)
+
+
+def rules_response(weight: np.ndarray, values: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The 3x3 convolution (zeros off the board) of constant planes of ``values`` over a
+    ``rows x cols`` board with ``weight`` ``(channels, planes, 3, 3)``: ``(rows*cols, channels)``
+    float32, what the rules planes add to the stem's product at every square."""
+    channels = weight.shape[0]
+    taps = np.einsum("okyx,k->yxo", weight.astype(np.float64), values.astype(np.float64))
+    inside = np.zeros((rows + 2, cols + 2))
+    inside[1:-1, 1:-1] = 1.0
+    out = np.zeros((rows, cols, channels))
+    for dy in range(3):
+        for dx in range(3):
+            out += inside[dy : dy + rows, dx : dx + cols, None] * taps[dy, dx]
+    return out.reshape(rows * cols, channels).astype(np.float32)

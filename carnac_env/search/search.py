@@ -291,7 +291,11 @@ class Search:
             return np.zeros((0, self.num_actions), np.float32), np.zeros(0, np.float32)
         b = self.board
         obs = self._obs[:count].reshape(count, b.rows, b.cols, NUM_PLANES)
-        logits, values = self.evaluator.net.forward(obs, supply_scale=b.megaliths)
+        net = self.evaluator.net
+        if getattr(net, "reads_rules", False):  # a rules-conditioned network reads the board's rules
+            logits, values = net.forward(obs, supply_scale=b.megaliths, board=b)
+        else:
+            logits, values = net.forward(obs, supply_scale=b.megaliths)
         logits = np.ascontiguousarray(logits, dtype=np.float32)
         values = np.ascontiguousarray(values, dtype=np.float32)
         if logits.shape != (count, self.num_actions) or values.shape != (count,):

@@ -25,6 +25,22 @@ BOARD_DEFAULTS = {
     "petit_menec": {"games": 64, "train_steps": 20, "eval_every": 10, "iterations": 120},
     "small": {**_SHIPPED, "train_steps": 40, "buffer": 100_000},
     "medium": {**_SHIPPED, "train_steps": 50, "buffer": 150_000},
+    # the general model's recipe (docs/training.md, "One model for every board")
+    "general": {
+        "games": 128,
+        "games_per_board": 16,
+        "sims": 32,
+        "train_steps": 60,
+        "buffer": 250_000,
+        "dolmens": 0.5,
+        "init": "medium",
+        "bootstrap_iterations": 0,
+        "eval_every": 10,
+        "eval_games": 10,
+        "eval_sims": 32,
+        "mcts_sims": 500,
+        "iterations": 2000,
+    },
 }
 
 _HELP = {
@@ -44,6 +60,12 @@ _HELP = {
     "value_search": "share of the search's value in the value target (the game's result takes the rest)",
     "value_playouts": "share of the playouts' mean in the value target (needs --playouts)",
     "ownership": "weight of the ownership head's loss (each square's final colour; 0: no such head)",
+    "dolmens": "weight of the dolmen head's loss (each side's final number of dolmens; 0: no such head)",
+    "rules_inputs": "whether the network reads the board's rules as inputs: on, off, or auto (on for --board "
+    "general and when --init names a model that reads them)",
+    "mix": "--board general: the boards and their weights by games, NAME:WEIGHT,... (custom: random custom boards)",
+    "games_per_board": "--board general: each iteration's games are played in groups of this many, one board a group",
+    "eval_boards": "the built-in boards evaluated, comma-separated (default: every built-in board of the run)",
     "train_steps": "gradient steps per iteration",
     "batch_size": "positions per gradient step",
     "lr": "AdamW learning rate",
@@ -58,7 +80,7 @@ _HELP = {
     "eval_openings": "random plies of each evaluation opening",
     "mcts_sims": "simulations of the mcts opponent in evaluations",
     "threads": "PyTorch threads",
-    "init": "start a new run from the weights of this .npz model (same architecture; any board)",
+    "init": "start a new run from the weights of this .npz model or shipped model name (same architecture; any board)",
     "selfplay_shards": "split each iteration's games into this many shards with seeds of their own, which "
     "--workers/--ray play in parallel; the results depend on this number, not on where the shards run. "
     "With --workers or --ray a new run defaults to one shard per worker",
@@ -70,7 +92,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from carnac_env.train.config import Config
 
     defaults = Config()
-    parser.add_argument("--board", default="petit_menec", help="board to train on (default petit_menec)")
+    parser.add_argument(
+        "--board",
+        default="petit_menec",
+        help="board to train on, or 'general' for one model of every board (a mix: --mix) (default petit_menec)",
+    )
     parser.add_argument("--out", required=True, help="output folder: checkpoint, models, curve, log")
     parser.add_argument("--minutes", type=float, default=0.0, help="stop after this much wall time (0: no limit)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -117,6 +143,7 @@ def main(args: argparse.Namespace) -> int:
     from carnac_env.arena.runner import sigterm_as_interrupt
     from carnac_env.core.boards import make_board
     from carnac_env.train.config import check_shards
+    from carnac_env.train.mix import GENERAL
     from carnac_env.train.workers import check_players, shard_players
 
     workers, ray = getattr(args, "workers", None), getattr(args, "ray", None)
@@ -127,7 +154,8 @@ def main(args: argparse.Namespace) -> int:
             if field.name != "board" and given is not None:
                 values[field.name] = given
         # what can be checked before a Ray starts or a worker spawns
-        make_board(args.board)
+        if args.board != GENERAL:
+            make_board(args.board)
         _checks.number("--minutes", args.minutes, 0.0)
         check_players(workers, ray)
         if "selfplay_shards" in values:
@@ -155,7 +183,8 @@ def main(args: argparse.Namespace) -> int:
         return 143 if isinstance(stop, ArenaTerminated) else 130
     last = rows[-1] if rows else (trainer.curve[-1] if trainer.curve else {})
     print(f"done: iteration {trainer.iteration}, {trainer.games_played} games, {trainer.wall:.0f} s; last: {last}")
-    print(f"model: {trainer.out / 'model.npz'}  best: {trainer.out / 'best.npz'}  curve: {trainer.out / 'curve.csv'}")
+    best = f"  best: {trainer.out / 'best.npz'}" if (trainer.out / "best.npz").exists() else ""
+    print(f"model: {trainer.out / 'model.npz'}{best}  curve: {trainer.out / 'curve.csv'}")
     return 0
 
 

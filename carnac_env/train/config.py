@@ -8,11 +8,15 @@ from typing import Any
 
 from carnac_env import _checks
 from carnac_env.errors import CarnacError
+from carnac_env.train.mix import BoardMix
 
 __all__ = ["Config", "check_shards", "config_from"]
 
 #: The self-play search rules.
 RULES = ("gumbel", "puct")
+#: Whether the network reads the board's rules as inputs: ``auto`` does on a mix of boards
+#: (``--board general``) and when ``--init`` names a model that reads them.
+RULES_INPUTS = ("auto", "on", "off")
 
 
 @dataclass
@@ -35,6 +39,10 @@ class Config:
     value_search: float = 0.5
     value_playouts: float = 0.0
     ownership: float = 0.5
+    dolmens: float = 0.0
+    rules_inputs: str = "auto"
+    mix: str = ""
+    games_per_board: int = 16
     train_steps: int = 50
     batch_size: int = 256
     lr: float = 1e-3
@@ -47,6 +55,7 @@ class Config:
     eval_games: int = 20
     eval_sims: int = 32
     eval_openings: int = 4
+    eval_boards: str = ""
     mcts_sims: int = 200
     threads: int = 1
     init: str = ""
@@ -70,6 +79,7 @@ class Config:
             "considered": (1, 4096),
             "temperature_moves": (0, 10**4),
             "openings": (0, 64),
+            "games_per_board": (1, 4096),
             "playouts": (0, 10_000),
             "train_steps": (1, 10**6),
             "batch_size": (1, 1 << 16),
@@ -100,9 +110,19 @@ class Config:
         if self.value_playouts and not self.playouts:
             raise CarnacError("training setting value_playouts > 0 needs playouts > 0 (playouts per position)")
         _checks.number("training setting ownership", self.ownership, 0.0, 100.0)
+        _checks.number("training setting dolmens", self.dolmens, 0.0, 100.0)
         _checks.choice("training setting rule", self.rule, RULES)
-        if not isinstance(self.board, str) or not isinstance(self.init, str):
-            raise CarnacError("training settings board and init must be text")
+        _checks.choice("training setting rules_inputs", self.rules_inputs, RULES_INPUTS)
+        for name in ("board", "init", "mix", "eval_boards"):
+            if not isinstance(getattr(self, name), str):
+                raise CarnacError(f"training setting {name} must be text, got {getattr(self, name)!r}")
+        mix = BoardMix.of(self.board, self.mix)
+        for name in filter(None, self.eval_boards.split(",")):
+            if name not in mix.builtin:
+                raise CarnacError(
+                    f"training setting eval_boards names {name!r}, not a built-in board of the run "
+                    f"({', '.join(mix.builtin)})"
+                )
         check_shards(self.selfplay_shards, self.games)
         return self
 

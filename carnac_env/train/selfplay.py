@@ -27,9 +27,13 @@ The observations stored for training are the engine's own (the player to act's p
 
 Every sample carries three value targets for the player to act: the game's result ``z`` (+1, 0,
 -1), the search's value of the position ``q`` (for bootstrap games: ``z``), and, with
-``playouts`` > 0, the mean result of that many compiled random playouts from it (else 0); and
-the ownership target: what each square shows at the end of the game (0 the player's colour, 1
-the opponent's, 2 empty). The trainer mixes the value targets.
+``playouts`` > 0, the mean result of that many compiled random playouts from it (else 0); the
+ownership target: what each square shows at the end of the game (0 the player's colour, 1
+the opponent's, 2 empty); and the dolmen target: how many dolmens the player and the opponent
+have at the end. The trainer mixes the value targets.
+
+A shard may carry a board of its own (:attr:`Shard.board`, for a run on a mix of boards,
+:mod:`carnac_env.train.mix`); then it is played there instead of on the board it is given.
 
 An iteration's games may be split into *shards* (:class:`Shard`, :func:`play_shard`), each
 played with a generator of its own seed, so that they can run in other processes or on Ray
@@ -48,8 +52,9 @@ import numpy as np
 from carnac_env.agents.greedy import engine_action_values
 from carnac_env.batch import BatchGame
 from carnac_env.batch.state import new_state
-from carnac_env.core.boards import Board
+from carnac_env.core.boards import Board, make_board
 from carnac_env.core.observation import OPPONENT, OWN
+from carnac_env.core.scoring import dolmen_sizes
 from carnac_env.errors import CarnacError
 from carnac_env.models import PolicyValueNet
 from carnac_env.search import PUCT, Gumbel, Network, Search
@@ -70,9 +75,14 @@ class Samples:
     search_values: np.ndarray  # (K,) float32, the search's value of the position (bootstrap: the result)
     playout_values: np.ndarray  # (K,) float32, mean result of random playouts (0 without)
     ownership: np.ndarray  # (K, squares) int8, OWNED / OPPOSED / UNCOVERED at the end
+    dolmens: np.ndarray  # (K, 2) int16, the player's and the opponent's dolmens at the end
 
     def __len__(self) -> int:
         return len(self.values)
+
+    def rows(self, index: np.ndarray | slice) -> Samples:
+        """The samples at ``index`` (a copy)."""
+        return Samples(*(np.array(getattr(self, f.name)[index]) for f in fields(self)))
 
     @classmethod
     def concatenate(cls, parts: list[Samples]) -> Samples:
@@ -91,6 +101,9 @@ class Shard:
     kind: str
     games: int
     seed: int
+    #: The board's rules (:meth:`~carnac_env.core.boards.Board.rules`, with ``name``) when the
+    #: shard is played on a board of its own; None: on the board it is given.
+    board: tuple[tuple[str, object], ...] | None = None
     temperature: float = 8.0
     sims: int = 32
     c: float = 1.5
@@ -152,7 +165,11 @@ def _play(board: Board, games: int, choose, rng: np.random.Generator, shard: Sha
             seen = step.final_observation[i].reshape(board.squares, -1)
             finals[i] = np.where(seen[:, OWN] == 1, 0, np.where(seen[:, OPPONENT] == 1, 1, 2))
             active[i] = False
-    samples = _samples(board, record, results, finals)
+    counts = np.zeros((games, 2), dtype=np.int16)  # red's and white's dolmens
+    for i in range(games):
+        cells = np.where(finals[i] == 0, 1, np.where(finals[i] == 1, 2, 0)).tolist()
+        counts[i] = (len(dolmen_sizes(board, cells, 1)), len(dolmen_sizes(board, cells, 2)))
+    samples = _samples(board, record, results, finals, counts)
     stats = {
         "games": games,
         "positions": len(samples),
@@ -162,7 +179,7 @@ def _play(board: Board, games: int, choose, rng: np.random.Generator, shard: Sha
     return samples, stats
 
 
-def _samples(board: Board, record: list[_Game], results: np.ndarray, finals: np.ndarray) -> Samples:
+def _samples(board: Board, record: list[_Game], results: np.ndarray, finals: np.ndarray, counts: np.ndarray) -> Samples:
     rows = [(i, row) for i, game in enumerate(record) for row in game.rows]
     if not rows:
         a = board.num_actions
@@ -175,6 +192,7 @@ def _samples(board: Board, record: list[_Game], results: np.ndarray, finals: np.
             empty,
             empty,
             np.zeros((0, board.squares), np.int8),
+            np.zeros((0, 2), np.int16),
         )
     players = np.asarray([row[3] for _, row in rows])
     games = np.asarray([i for i, _ in rows])
@@ -188,6 +206,7 @@ def _samples(board: Board, record: list[_Game], results: np.ndarray, finals: np.
         search_values=np.asarray([row[4] for _, row in rows], dtype=np.float32),
         playout_values=np.asarray([row[5] for _, row in rows], dtype=np.float32),
         ownership=own.astype(np.int8),
+        dolmens=np.where(players[:, None] == 0, counts[games], counts[games][:, ::-1]).astype(np.int16),
     )
 
 
@@ -303,6 +322,7 @@ def play_shard(
     with ``rng``, or by default with a new generator seeded with ``shard.seed``."""
     if rng is None:
         rng = np.random.default_rng(shard.seed)
+    board = shard_board(shard, board)
     if shard.kind == "greedy":
         return greedy_games(board, shard, rng)
     if shard.kind == "selfplay":
@@ -310,6 +330,20 @@ def play_shard(
             raise CarnacError("a self-play shard needs the network; got none")
         return selfplay_games(board, net, shard, rng)
     raise CarnacError(f"unknown kind of shard {shard.kind!r}; expected 'greedy' or 'selfplay'")
+
+
+def board_rules(board: Board) -> tuple[tuple[str, object], ...]:
+    """``board`` as a :attr:`Shard.board` value (its name and rules)."""
+    return (("name", board.name), *board.rules().items())
+
+
+def shard_board(shard: Shard, board: Board) -> Board:
+    """The board ``shard`` is played on: its own (:attr:`Shard.board`), else ``board``."""
+    if shard.board is None:
+        return board
+    rules = dict(shard.board)
+    name = rules.pop("name")
+    return make_board(name, **rules)
 
 
 def timed_shard(board: Board, shard: Shard, net: PolicyValueNet | None = None) -> tuple[Samples, dict[str, int], float]:

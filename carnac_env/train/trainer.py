@@ -1,41 +1,44 @@
-"""The training loop: bootstrap, self-play, replay, checkpoints and the learning curve.
+"""The training loop: bootstrap, self-play, replay, training steps, evaluations, checkpoints.
 
 One :class:`Trainer` owns an output folder::
 
-    DIR/checkpoint.pt     everything needed to resume (network, optimiser, replay buffer,
-                          random generators, counters, curve): tensors and plain values only,
-                          read back with ``torch.load(weights_only=True)`` and checked field by
-                          field; written to a temporary file and renamed, so a kill -9 at any
-                          moment leaves the last good one
+    DIR/checkpoint.pt     everything needed to resume bit for bit (:mod:`~carnac_env.train.checkpoint`)
+    DIR/resume.pt         the same without the replay buffer: small enough to keep in git
     DIR/model.npz         the latest network as a numpy model (``az:model=DIR/model.npz``)
     DIR/best.npz          the network with the best evaluation so far
-    DIR/curve.csv, curve.json, curve.png   the learning curve (png with matplotlib)
+    DIR/curve.csv, curve.json, curve.png   the learning curve (:mod:`~carnac_env.train.curve`)
     DIR/config.json       the settings of the run
     DIR/log.txt           one JSON line per iteration, rewritten from the checkpoint's curve
 
 An *iteration* plays ``games`` complete games (greedy bootstrap games for the first
 ``bootstrap_iterations`` iterations, self-play afterwards, each opening with up to ``openings``
-random plies), adds their positions to the replay buffer (``buffer`` positions, the oldest out
-first, so the bootstrap games age out) and takes ``train_steps`` gradient steps on minibatches
-drawn from it, each position under a random board symmetry (:mod:`carnac_env.symmetry`).
+random plies), adds their positions to the replay buffer (:mod:`~carnac_env.train.replay`:
+``buffer`` positions, the oldest out first, so the bootstrap games age out) and takes
+``train_steps`` gradient steps on minibatches drawn from it, each position under a random board
+symmetry (:mod:`carnac_env.symmetry`).
+
+**One board or many.** A run on one board plays all its games there. A run on ``--board
+general`` (:mod:`~carnac_env.train.mix`) shares each iteration's games out in groups of
+``games_per_board`` over a weighted mix of boards, custom ones included, and trains one network
+that reads the board's rules as inputs (``rules_inputs``); its minibatches hold positions of
+every board, one network batch per board shape.
 
 The loss: the cross-entropy of the masked policy against the search's target, the squared
 error of the value against ``(1 - value_search - value_playouts) * result + value_search *
-search value + value_playouts * playout mean``, and, with ``ownership`` > 0, that weight times
-the cross-entropy of the ownership head against each square's final state.
+search value + value_playouts * playout mean``, with ``ownership`` > 0 that weight times the
+cross-entropy of the ownership head against each square's final state, and with ``dolmens`` > 0
+that weight times the squared error of the dolmen head against each side's final dolmen count
+(over 10).
 
-Every ``eval_every`` iterations the network, with ``eval_sims`` simulations, plays
-``eval_games`` games against ``greedy`` and as many against ``mcts:sims=<mcts_sims>``, from
-seeded random openings of ``eval_openings`` plies, each opening once from each seat (the same
-openings at every evaluation), and the win rates join the curve; ``best.npz`` is replaced when
-``vs_greedy + vs_mcts / 2`` is at least as good as before.
+Every ``eval_every`` iterations the network plays ``greedy`` and ``mcts`` on each evaluated board
+(:mod:`~carnac_env.train.evaluation`), and the win rates join the curve; ``best.npz`` is replaced
+when ``vs_greedy + vs_mcts / 2`` (means over the boards) is at least as good as before.
 
-With ``selfplay_shards`` S > 1, an iteration draws S seeds from the run's generator and
-splits its games into S shards (:func:`~carnac_env.train.selfplay.split_games`), each played
-with a generator of its own seed; the samples join the buffer in shard order. The shards run
-in this process, or on the ``players`` given to the trainer
-(:mod:`carnac_env.train.workers`: local processes or Ray actors) with the same results, since
-the players are not part of the settings.
+With ``selfplay_shards`` S > 1 (one board), or on a mix (one shard per group), an iteration draws
+a seed per shard from the run's generator, each shard played with a generator of its own; the
+samples join the buffer in shard order. The shards run in this process, or on the ``players``
+given to the trainer (:mod:`carnac_env.train.workers`: local processes or Ray actors) with the
+same results, since the players are not part of the settings.
 
 The checkpoint is written at the end of every iteration; a run started on a folder that
 holds one resumes from it (settings from the checkpoint, except the iteration limit and the
@@ -45,10 +48,7 @@ behind and is played again, the same, on resume.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import math
 import os
 import platform
 import time
@@ -61,107 +61,26 @@ import torch
 from torch.nn import functional
 
 from carnac_env import _files
-from carnac_env.agents.az import AZAgent
-from carnac_env.agents.base import make
-from carnac_env.arena.openings import random_opening
-from carnac_env.core.boards import make_board
-from carnac_env.core.game import GameState
+from carnac_env.core.boards import BOARDS, Board, make_board
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, load, save
+from carnac_env.models import PolicyValueNet, load, model_path, save
+from carnac_env.models.network import NUM_PLANES, rules_vector
 from carnac_env.symmetry import symmetries, symmetry
+from carnac_env.train import checkpoint
+from carnac_env.train.checkpoint import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, COUNTERS
 from carnac_env.train.config import Config, config_from
+from carnac_env.train.curve import write_curve, write_log
+from carnac_env.train.evaluation import evaluate_board
+from carnac_env.train.mix import CUSTOM, GENERAL, BoardMix, random_board
 from carnac_env.train.model import build, to_numpy
-from carnac_env.train.selfplay import Samples, Shard, merge, play_shard, split_games
+from carnac_env.train.replay import Group, Replay
+from carnac_env.train.selfplay import Samples, Shard, board_rules, merge, play_shard, split_games
 
-#: What a checkpoint says it is.
-CHECKPOINT_FORMAT = "carnac-train-checkpoint"
-CHECKPOINT_VERSION = 2
-#: The counters a checkpoint holds.
-COUNTERS = ("iteration", "games_played", "positions", "steps")
-
-
-class Replay:
-    """A ring buffer of training positions (numpy arrays)."""
-
-    FIELDS = ("observations", "masks", "policies", "values", "search_values", "playout_values", "ownership")
-
-    def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int) -> None:
-        self.capacity = capacity
-        squares = obs_shape[0] * obs_shape[1]
-        self.shapes = {
-            "observations": ((*obs_shape,), np.int8),
-            "masks": ((num_actions,), np.bool_),
-            "policies": ((num_actions,), np.float32),
-            "values": ((), np.float32),
-            "search_values": ((), np.float32),
-            "playout_values": ((), np.float32),
-            "ownership": ((squares,), np.int8),
-        }
-        for name, (shape, dtype) in self.shapes.items():
-            setattr(self, name, np.zeros((capacity, *shape), dtype=dtype))
-        self.size = 0
-        self.next = 0
-
-    def add(self, samples: Samples) -> None:
-        """Append positions, overwriting the oldest when full."""
-        k = len(samples)
-        if k >= self.capacity:  # only the newest fit
-            keep = slice(k - self.capacity, k)
-            for name in self.FIELDS:
-                getattr(self, name)[:] = getattr(samples, name)[keep]
-            self.size, self.next = self.capacity, 0
-            return
-        index = (self.next + np.arange(k)) % self.capacity
-        for name in self.FIELDS:
-            getattr(self, name)[index] = getattr(samples, name)
-        self.next = int((self.next + k) % self.capacity)
-        self.size = min(self.size + k, self.capacity)
-
-    def state(self) -> dict[str, Any]:
-        """The buffer's contents as tensors, for a checkpoint."""
-        n = self.size
-        data: dict[str, Any] = {name: torch.from_numpy(getattr(self, name)[:n].copy()) for name in self.FIELDS}
-        data["next"] = self.next
-        return data
-
-    def load(self, data: Any, source: str) -> None:
-        """Restore :meth:`state`, checking every field.
-
-        Raises:
-            CarnacError: a missing field, a wrong type, dtype or shape, or counts that do not fit.
-        """
-        if not isinstance(data, dict):
-            raise CarnacError(f"{source}: field 'replay' is {type(data).__name__}, expected a mapping")
-        size = None
-        arrays = {}
-        for name, (shape, dtype) in self.shapes.items():
-            value = data.get(name)
-            if not isinstance(value, torch.Tensor):
-                raise CarnacError(f"{source}: field replay.{name} is missing or not a tensor")
-            array = value.numpy()
-            if array.dtype != dtype or array.shape[1:] != shape:
-                raise CarnacError(
-                    f"{source}: field replay.{name} is {array.dtype} {tuple(array.shape)}, expected {np.dtype(dtype)} "
-                    f"(N, {', '.join(map(str, shape))}) for this board"
-                )
-            if size is None:
-                size = len(array)
-            if len(array) != size or size > self.capacity:
-                raise CarnacError(
-                    f"{source}: field replay.{name} has {len(array)} rows; expected {size} in every field and at most "
-                    f"the buffer's {self.capacity}"
-                )
-            arrays[name] = array
-        nxt = data.get("next")
-        if isinstance(nxt, bool) or not isinstance(nxt, int) or not 0 <= nxt < self.capacity:
-            raise CarnacError(f"{source}: field replay.next={nxt!r}; expected a whole number in 0..{self.capacity - 1}")
-        if size < self.capacity and nxt != size % self.capacity:
-            raise CarnacError(f"{source}: field replay.next={nxt} does not fit a buffer holding {size} positions")
-        if not np.isfinite(arrays["policies"]).all() or not np.isfinite(arrays["values"]).all():
-            raise CarnacError(f"{source}: field replay holds NaN or infinite targets")
-        for name, array in arrays.items():
-            getattr(self, name)[:size] = array
-        self.size, self.next = int(size), int(nxt)
+#: The board a general model's header names (its numbers are the default rules of a call
+#: without a board); the header's ``boards`` says what it was trained on.
+GENERAL_HEADER_BOARD = "medium"
+#: The dolmen head's target is each side's count divided by this.
+DOLMEN_SCALE = 10.0
 
 
 class Trainer:
@@ -196,6 +115,7 @@ class Trainer:
         self.out = Path(out)
         self.progress = progress
         self.checkpoint_path = self.out / "checkpoint.pt"
+        self.resume_path = self.out / "resume.pt"
         self._held = ExitStack()
         self._held.enter_context(_files.lock_folder(self.out, "train"))
         try:
@@ -215,12 +135,13 @@ class Trainer:
         self.close()
 
     def _open(self, config: Config | None, iterations: int | None, players: Any) -> None:
-        checkpoint = self._read_checkpoint() if self.checkpoint_path.exists() else None
-        if checkpoint is not None:
-            saved = config_from(checkpoint["config"])
+        saved_path = next((p for p in (self.checkpoint_path, self.resume_path) if p.exists()), None)
+        data = checkpoint.read(saved_path) if saved_path is not None else None
+        if data is not None:
+            saved = config_from(data["config"])
             if config is not None and config.board != saved.board:
                 raise CarnacError(
-                    f"{self.checkpoint_path} is a run on board {saved.board!r}, not {config.board!r}; "
+                    f"{saved_path} is a run on board {saved.board!r}, not {config.board!r}; "
                     "expected the same board or another --out"
                 )
             config = saved
@@ -230,129 +151,50 @@ class Trainer:
         c = self.config.check()
         self.players = players
         torch.set_num_threads(c.threads)
-        self.board = make_board(c.board)
+        self.mix = BoardMix.of(c.board, c.mix)
+        #: The board of the model header (a general run's: :data:`GENERAL_HEADER_BOARD`).
+        self.board = make_board(GENERAL_HEADER_BOARD if c.board == GENERAL else c.board)
+        self.eval_boards = [BOARDS[n] for n in (c.eval_boards.split(",") if c.eval_boards else self.mix.builtin)]
         torch.manual_seed(c.seed)
+        init = load(model_path(c.init)) if c.init and data is None else None
         self.architecture = {
             "channels": c.channels,
             "blocks": c.blocks,
             "hidden": c.hidden,
             "ownership": c.ownership > 0,
+            "rules": c.rules_inputs == "on"
+            or (c.rules_inputs == "auto" and (self.mix.general or (init is not None and init.reads_rules))),
+            "dolmens": c.dolmens > 0,
         }
         self.net = build(self.architecture, self.board)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=c.lr, weight_decay=c.weight_decay)
-        self.replay = Replay(c.buffer, (self.board.rows, self.board.cols, 9), self.board.num_actions)
+        self.replay = Replay(c.buffer)
         self.rng = np.random.default_rng(c.seed)
-        self.transforms = [symmetry(self.board, name) for name in symmetries(self.board)]
-        self.iteration = 0
-        self.games_played = 0
-        self.positions = 0
-        self.steps = 0
-        self.wall = 0.0
-        self.cpu = 0.0
+        self.iteration = self.games_played = self.positions = self.steps = self.groups = 0
+        self.wall = self.cpu = 0.0
         self.curve: list[dict[str, Any]] = []
         self.best_score = -1.0
-        if checkpoint is None and c.init:
-            self._load_initial_weights(c.init)
-        if checkpoint is not None:
-            self._restore(checkpoint)
-            self.write_log()  # a line lost to a kill between checkpoint and log comes back
+        self._transforms: dict[tuple[int, int], list[Any]] = {}
+        if init is not None:
+            self._load_initial_weights(init, c.init)
+        if data is not None:
+            checkpoint.restore(self, data, str(saved_path))
+            write_log(self.out, self.curve)  # a line lost to a kill between checkpoint and log comes back
         _files.write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
 
     # ---------------------------------------------------------------- checkpoints
-    def _read_checkpoint(self) -> dict[str, Any]:
-        """The checkpoint's data, read without running code (``weights_only=True``)."""
-        source = str(self.checkpoint_path)
-        try:
-            data = torch.load(self.checkpoint_path, map_location="cpu", weights_only=True)
-        except Exception as err:  # torch raises many kinds for a bad file (UnpicklingError, RuntimeError, ...)
-            raise CarnacError(
-                f"{source} is not a checkpoint this carnac_env can read ({type(err).__name__}: "
-                f"{str(err).splitlines()[0][:200] if str(err) else 'no detail'}); expected a file written by "
-                "carnac train (a run from an older version cannot be resumed: start it in a new --out)"
-            ) from None
-        if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-            raise CarnacError(f"{source} is not a carnac training checkpoint (no format {CHECKPOINT_FORMAT!r})")
-        if data.get("version") != CHECKPOINT_VERSION or isinstance(data.get("version"), bool):
-            raise CarnacError(
-                f"{source} has checkpoint version {data.get('version')!r}; this carnac_env reads {CHECKPOINT_VERSION}"
-            )
-        if not isinstance(data.get("config"), dict):
-            raise CarnacError(f"{source}: field 'config' is missing or not a mapping")
-        try:
-            config_from(data["config"])
-        except CarnacError as err:
-            raise CarnacError(f"{source}: field 'config': {err}") from None
-        return data
-
-    def _restore(self, data: dict[str, Any]) -> None:
-        """Load a checkpoint read by :meth:`_read_checkpoint` into this trainer, field by field."""
-        source = str(self.checkpoint_path)
-
-        def field(name: str, kind: type | tuple[type, ...]) -> Any:
-            value = data.get(name)
-            if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-                raise CarnacError(f"{source}: field {name!r} is {type(value).__name__}, expected {kind}")
-            return value
-
-        try:
-            self.net.load_state_dict(field("net", dict), strict=True)
-        except RuntimeError as err:
-            detail = str(err).splitlines()[0]
-            raise CarnacError(f"{source}: field 'net' does not fit the run's network ({detail})") from None
-        try:
-            self.optimizer.load_state_dict(field("optimizer", dict))
-        except (ValueError, KeyError, TypeError, RuntimeError) as err:
-            raise CarnacError(f"{source}: field 'optimizer' does not fit the network ({err})") from None
-        self.replay.load(data.get("replay"), source)
-        try:
-            self.rng.bit_generator.state = field("rng", dict)
-        except (ValueError, KeyError, TypeError) as err:
-            raise CarnacError(f"{source}: field 'rng' is not a PCG64 generator state ({err})") from None
-        try:
-            torch.set_rng_state(field("torch_rng", torch.Tensor))
-        except (RuntimeError, TypeError) as err:
-            raise CarnacError(f"{source}: field 'torch_rng' is not a PyTorch generator state ({err})") from None
-        for name in COUNTERS:
-            value = field(name, int)
-            if value < 0:
-                raise CarnacError(f"{source}: field {name!r}={value}; expected a whole number >= 0")
-            setattr(self, name, value)
-        for name in ("wall", "cpu", "best_score"):
-            value = field(name, (int, float))
-            if not math.isfinite(value):
-                raise CarnacError(f"{source}: field {name!r}={value!r}; expected a finite number")
-            setattr(self, name, float(value))
-        curve = field("curve", list)
-        if not all(isinstance(row, dict) for row in curve) or len(curve) != self.iteration:
-            raise CarnacError(f"{source}: field 'curve' must hold one row per iteration ({self.iteration})")
-        self.curve = curve
-
     def save_checkpoint(self) -> None:
-        """Write the checkpoint atomically (temporary file, then rename): tensors and plain values."""
-        data = {
-            "format": CHECKPOINT_FORMAT,
-            "version": CHECKPOINT_VERSION,
-            "config": self.config.as_dict(),
-            "net": self.net.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "replay": self.replay.state(),
-            "rng": self.rng.bit_generator.state,
-            "torch_rng": torch.get_rng_state(),
-            "wall": self.wall,
-            "cpu": self.cpu,
-            "curve": self.curve,
-            "best_score": self.best_score,
-            **{name: getattr(self, name) for name in COUNTERS},
-        }
-        with _files.writing(self.checkpoint_path) as out:
-            torch.save(data, out)
+        """Write ``checkpoint.pt`` and ``resume.pt`` (without the replay buffer), each atomically."""
+        checkpoint.write(self, self.checkpoint_path)
+        checkpoint.write(self, self.resume_path, replay=False)
 
     # ---------------------------------------------------------------- pieces
-    def _load_initial_weights(self, path: str) -> None:
+    def _load_initial_weights(self, model: PolicyValueNet, path: str) -> None:
         """Start from the weights of a numpy model (for example one trained on another board:
-        the network is fully convolutional, so it fits any board size). A model without the
-        ownership head leaves this run's head as it was initialised."""
-        model = load(path)
+        the network is fully convolutional, so it fits any board size). Heads this run has and
+        the model lacks (ownership, dolmens) keep their fresh initialisation; a model that does
+        not read the rules gives a run that does its stem for the observation planes, with the
+        rules planes' weights zero (so the run starts from the model's very function)."""
         theirs = dict(model.header["architecture"])
         mine = {k: self.architecture[k] for k in ("channels", "blocks", "hidden")}
         if {k: theirs.get(k) for k in mine} != mine:
@@ -360,16 +202,23 @@ class Trainer:
                 f"--init model {path!r} has architecture {theirs}; this run expects {mine} "
                 "(pass the same --channels, --blocks and --hidden)"
             )
-        state = {name: torch.from_numpy(value.copy()) for name, value in model.params.items()}
-        if self.net.has_ownership and not model.has_ownership:
-            state.update({k: v for k, v in self.net.state_dict().items() if k.startswith("ownership.")})
-        elif model.has_ownership and not self.net.has_ownership:
-            state = {k: v for k, v in state.items() if not k.startswith("ownership.")}
+        state = self.net.state_dict()
+        for name, value in model.params.items():
+            if name not in state:
+                continue  # a head this run does not train
+            value = torch.from_numpy(value.copy())
+            if name == "stem.weight" and value.shape != state[name].shape:
+                if model.reads_rules:
+                    raise CarnacError(f"--init model {path!r} reads the board's rules; pass --rules-inputs on")
+                stem = torch.zeros_like(state[name])
+                stem[:, :NUM_PLANES] = value
+                value = stem
+            state[name] = value
         self.net.load_state_dict(state)
 
     def numpy_net(self) -> PolicyValueNet:
         """The current network as a numpy :class:`~carnac_env.models.PolicyValueNet`."""
-        return to_numpy(self.net, self.board, self.training_record())
+        return to_numpy(self.net, self.board, self.training_record(), self.mix.describe() if self.mix.general else None)
 
     def training_record(self) -> dict[str, Any]:
         """What a model card needs: settings, counters, time, machine."""
@@ -385,143 +234,130 @@ class Trainer:
             "torch": torch.__version__,
         }
 
-    def value_targets(self, idx: np.ndarray) -> np.ndarray:
-        """The mixed value target of buffer rows ``idx`` (see the module docstring)."""
+    def value_targets(self, samples: Samples) -> np.ndarray:
+        """The mixed value target of ``samples`` (see the module docstring)."""
         c = self.config
-        r = self.replay
         z = 1.0 - c.value_search - c.value_playouts
         return (
-            z * r.values[idx] + c.value_search * r.search_values[idx] + c.value_playouts * r.playout_values[idx]
+            z * samples.values + c.value_search * samples.search_values + c.value_playouts * samples.playout_values
         ).astype(np.float32)
 
-    def train_step(self) -> dict[str, float]:
-        """One gradient step on a minibatch from the replay buffer, under random symmetries."""
+    def transforms(self, rows: int, cols: int) -> list[Any]:
+        """The board symmetries of a ``rows x cols`` board (kept per shape)."""
+        shape = (rows, cols)
+        if shape not in self._transforms:
+            self._transforms[shape] = [symmetry(shape, name) for name in symmetries(shape)]
+        return self._transforms[shape]
+
+    def _group_tensors(self, group: Group, which: np.ndarray | None) -> dict[str, torch.Tensor]:
+        """A group's inputs and targets as tensors, each position under transform ``which``
+        (None: as it is)."""
+        s = group.samples
+        n = len(s)
+        fields = {
+            "obs": s.observations,
+            "mask": s.masks,
+            "policy": s.policies,
+            "own": s.ownership.reshape(n, group.rows, group.cols, 1),
+        }
+        if which is not None:
+            order = np.argsort(which, kind="stable")
+            out = {k: np.empty_like(v) for k, v in fields.items()}
+            for t, transform in enumerate(self.transforms(group.rows, group.cols)):
+                chosen = order[which[order] == t]
+                if not len(chosen):
+                    continue
+                out["obs"][chosen] = transform.observation(s.observations[chosen])
+                out["mask"][chosen] = transform.mask(s.masks[chosen])
+                out["policy"][chosen] = transform.mask(s.policies[chosen])
+                out["own"][chosen] = transform.observation(fields["own"][chosen])
+            fields = out
+        rules = np.stack([rules_vector(b.rows, b.cols, b.megaliths, b.min_dolmen, b.last_tilt) for b in group.boards])
+        return {
+            "obs": torch.from_numpy(np.ascontiguousarray(fields["obs"])),
+            "mask": torch.from_numpy(np.ascontiguousarray(fields["mask"])),
+            "policy": torch.from_numpy(np.ascontiguousarray(fields["policy"])),
+            "own": torch.from_numpy(np.ascontiguousarray(fields["own"]).reshape(n, -1).astype(np.int64)),
+            "value": torch.from_numpy(self.value_targets(s)),
+            "dolmens": torch.from_numpy(s.dolmens.astype(np.float32) / DOLMEN_SCALE),
+            "rules": torch.from_numpy(rules),
+            "megaliths": torch.tensor([float(b.megaliths) for b in group.boards]),
+        }
+
+    def _losses(self, t: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The loss terms of one group's tensors."""
         c = self.config
-        idx = self.rng.integers(self.replay.size, size=min(c.batch_size, self.replay.size))
-        which = self.rng.integers(len(self.transforms), size=len(idx))
-        rows, cols = self.board.rows, self.board.cols
-        parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "policy": [], "value": [], "own": []}
-        for t, transform in enumerate(self.transforms):
-            chosen = idx[which == t]
-            if not len(chosen):
-                continue
-            parts["obs"].append(transform.observation(self.replay.observations[chosen]))
-            parts["mask"].append(transform.mask(self.replay.masks[chosen]))
-            parts["policy"].append(transform.mask(self.replay.policies[chosen]))
-            parts["value"].append(self.value_targets(chosen))
-            owned = self.replay.ownership[chosen].reshape(len(chosen), rows, cols, 1)
-            parts["own"].append(transform.observation(owned).reshape(len(chosen), -1))
-        obs_t, mask_t, target_t, value_t, own_t = (torch.from_numpy(np.concatenate(parts[k])) for k in parts)
-        self.net.train()
-        logits, value, owned = self.net.forward_all(obs_t)
-        logits = logits.masked_fill(~mask_t, -1e9)
-        policy_loss = -(target_t * functional.log_softmax(logits, dim=1)).sum(1).mean()
-        value_loss = functional.mse_loss(value, value_t)
-        loss = policy_loss + value_loss
-        losses = {}
+        logits, value, owned, dolmens = self.net.forward_all(t["obs"], t["rules"], t["megaliths"])
+        logits = logits.masked_fill(~t["mask"], -1e9)
+        losses = {
+            "policy_loss": -(t["policy"] * functional.log_softmax(logits, dim=1)).sum(1).mean(),
+            "value_loss": functional.mse_loss(value, t["value"]),
+        }
+        total = losses["policy_loss"] + losses["value_loss"]
         if owned is not None:
-            ownership_loss = functional.cross_entropy(owned.reshape(-1, 3), own_t.reshape(-1).long())
-            loss = loss + c.ownership * ownership_loss
-            losses["ownership_loss"] = ownership_loss.item()
+            losses["ownership_loss"] = functional.cross_entropy(owned.reshape(-1, 3), t["own"].reshape(-1))
+            total = total + c.ownership * losses["ownership_loss"]
+        if dolmens is not None:
+            losses["dolmens_loss"] = functional.mse_loss(dolmens, t["dolmens"])
+            total = total + c.dolmens * losses["dolmens_loss"]
+        losses["loss"] = total
+        return losses
+
+    def train_step(self) -> dict[str, float]:
+        """One gradient step on a minibatch from the replay buffer, under random symmetries
+        (one network batch per board shape, each weighted by its share of the minibatch)."""
+        groups = self.replay.sample(self.rng, self.config.batch_size)
+        total = sum(len(g.samples) for g in groups)
+        self.net.train()
+        summed: dict[str, torch.Tensor] = {}
+        for group in groups:
+            which = self.rng.integers(len(self.transforms(group.rows, group.cols)), size=len(group.samples))
+            share = len(group.samples) / total
+            for key, value in self._losses(self._group_tensors(group, which)).items():
+                summed[key] = summed.get(key, 0.0) + share * value
         self.optimizer.zero_grad()
-        loss.backward()
+        summed["loss"].backward()
         self.optimizer.step()
         self.steps += 1
-        return {"loss": loss.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item(), **losses}
+        out = {"loss": summed["loss"].item()}
+        out.update({k: v.item() for k, v in summed.items() if k != "loss"})
+        return out
 
     def buffer_loss(self) -> float:
         """The loss (policy cross-entropy plus value squared error) over the whole replay
         buffer as it stands, without augmentation or a gradient step."""
-        n = self.replay.size
         self.net.eval()
+        total, count = 0.0, 0
         with torch.no_grad():
-            logits, value = self.net(torch.from_numpy(self.replay.observations[:n]))
-            logits = logits.masked_fill(~torch.from_numpy(self.replay.masks[:n]), -1e9)
-            target = torch.from_numpy(self.replay.policies[:n])
-            policy_loss = -(target * functional.log_softmax(logits, dim=1)).sum(1).mean()
-            value_loss = functional.mse_loss(value, torch.from_numpy(self.value_targets(np.arange(n))))
-        return float(policy_loss + value_loss)
+            for group in self.replay.everything():
+                losses = self._losses(self._group_tensors(group, None))
+                n = len(group.samples)
+                total += n * float(losses["policy_loss"] + losses["value_loss"])
+                count += n
+        return total / max(count, 1)
 
     def evaluate(self) -> dict[str, Any]:
         """Win rates (draws count half) of the current network with ``eval_sims`` simulations
-        against greedy and against mcts, ``eval_games`` games each, from the run's evaluation
-        openings, each once from each seat."""
-        c = self.config
+        against greedy and against mcts, ``eval_games`` games each per evaluated board, from the
+        run's evaluation openings, each once from each seat; on several boards, each board's
+        (keys ``vs_greedy@BOARD``) and their means (``vs_greedy``, ``vs_mcts``)."""
         net = self.numpy_net()
-        path = self.out / "eval-model.npz"
-        save(net, path)
+        if not self.mix.general:
+            return evaluate_board(net, self.eval_boards[0], self.config, self.out)
         row: dict[str, Any] = {}
-        try:
-            for label, spec in (("greedy", "greedy"), ("mcts", f"mcts:sims={c.mcts_sims}")):
-                score = 0.0
-                for game in range(c.eval_games):
-                    state = GameState(self.board)
-                    for action in random_opening(self.board, c.eval_openings, c.seed, game // 2):
-                        state.apply(action)
-                    agents = [AZAgent(sims=c.eval_sims, model=str(path)), make(spec, seed=c.seed * 100_003 + game)]
-                    az_seat = game % 2
-                    seats = agents if az_seat == 0 else agents[::-1]
-                    while not state.is_over:
-                        state.apply(seats[state.to_act].choose(state))
-                    score += (state.result().reward(az_seat) + 1) / 2
-                rate = score / c.eval_games
-                row[f"vs_{label}"] = rate
-                clipped = min(max(rate, 0.5 / c.eval_games), 1 - 0.5 / c.eval_games)
-                row[f"elo_vs_{label}"] = round(400 * math.log10(clipped / (1 - clipped)), 1)
-        finally:
-            path.unlink(missing_ok=True)
+        for board in self.eval_boards:
+            row.update(evaluate_board(net, board, self.config, self.out, suffix=f"@{board.name}"))
+        for label in ("greedy", "mcts"):
+            row[f"vs_{label}"] = round(float(np.mean([row[f"vs_{label}@{b.name}"] for b in self.eval_boards])), 4)
         return row
 
-    def write_curve(self) -> None:
-        """curve.json, curve.csv and (with matplotlib) curve.png."""
-        _files.write_text(self.out / "curve.json", json.dumps(self.curve, indent=1, sort_keys=True) + "\n")
-        keys: list[str] = []
-        for row in self.curve:
-            keys.extend(k for k in row if k not in keys)
-        text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(self.curve)
-        _files.write_text(self.out / "curve.csv", text.getvalue())
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            return
-        rated = [r for r in self.curve if "vs_greedy" in r]
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-        x = [r["games"] for r in self.curve]
-        top.plot(x, [r["loss"] for r in self.curve], label="loss")
-        top.plot(x, [r["value_loss"] for r in self.curve], label="value loss")
-        top.set_ylabel("loss")
-        top.legend()
-        if rated:
-            rx = [r["games"] for r in rated]
-            bottom.plot(rx, [r["vs_greedy"] for r in rated], "o-", label="vs greedy")
-            bottom.plot(rx, [r["vs_mcts"] for r in rated], "s-", label=f"vs mcts:sims={self.config.mcts_sims}")
-            bottom.legend()
-        bottom.axhline(0.5, color="grey", lw=0.5)
-        bottom.set_ylim(-0.02, 1.02)
-        bottom.set_ylabel(f"win rate (az:sims={self.config.eval_sims})")
-        bottom.set_xlabel("games played")
-        fig.suptitle(f"AlphaZero training on {self.config.board}")
-        fig.tight_layout()
-        with _files.writing(self.out / "curve.png") as out:
-            fig.savefig(out, format="png", dpi=80)
-        plt.close(fig)
-
-    def write_log(self) -> None:
-        """log.txt: one JSON line per iteration, from the curve (so it always matches the checkpoint)."""
-        _files.write_text(self.out / "log.txt", "".join(json.dumps(row) + "\n" for row in self.curve))
-
-    def _shard(self, kind: str, games: int, seed: int) -> Shard:
+    def _shard(self, kind: str, games: int, seed: int, board: Board | None = None) -> Shard:
         c = self.config
         return Shard(
             kind=kind,
             games=games,
             seed=seed,
+            board=None if board is None else board_rules(board),
             temperature=c.bootstrap_temperature,
             sims=c.sims,
             c=c.c,
@@ -532,21 +368,43 @@ class Trainer:
             playouts=c.playouts,
         )
 
-    def play_games(self, kind: str, net: PolicyValueNet | None) -> tuple[Samples, dict[str, int], float]:
-        """An iteration's games (``kind`` "greedy" or "selfplay" with ``net``): their samples,
-        statistics and the CPU seconds that workers spent on them (0 in this process).
+    def _play(self, shards: list[Shard], net: PolicyValueNet | None) -> tuple[list[tuple[Samples, dict]], float]:
+        """Each shard's samples and statistics (here, or on ``self.players``), and the CPU
+        seconds the workers spent."""
+        if self.players is None:
+            return [play_shard(self.board, s, net) for s in shards], 0.0
+        results = self.players.play(self.board, net, shards)
+        return [(samples, stats) for samples, stats, _ in results], sum(cpu for _, _, cpu in results)
 
-        One shard plays every game with the run's generator; S shards take S seeds from it and
-        play on ``self.players`` (or here, one after the other) with the same results."""
+    def play_games(
+        self, kind: str, net: PolicyValueNet | None
+    ) -> tuple[list[tuple[Board, Samples]], dict[str, int], float]:
+        """An iteration's games (``kind`` "greedy" or "selfplay" with ``net``): their samples by
+        board, statistics and the CPU seconds that workers spent on them (0 in this process).
+
+        One board: one shard plays every game with the run's generator, or S shards take S
+        seeds from it. A mix: one shard per group of ``games_per_board`` games, on the board the
+        mix's schedule gives it (a custom one drawn with the run's generator), each with a seed
+        drawn from the run's generator."""
         c = self.config
+        if self.mix.general:
+            count = max(1, c.games // c.games_per_board)
+            names = self.mix.schedule(self.groups, count)
+            self.groups += count
+            boards = [random_board(self.rng) if name == CUSTOM else BOARDS[name] for name in names]
+            seeds = self.rng.integers(2**63, size=count)
+            shards = [self._shard(kind, c.games_per_board, int(s), b) for b, s in zip(boards, seeds)]
+            results, cpu = self._play(shards, net)
+            stats = merge_stats([st for _, st in results])
+            return [(b, samples) for b, (samples, _) in zip(boards, results)], stats, cpu
         if c.selfplay_shards == 1:
-            return (*play_shard(self.board, self._shard(kind, c.games, 0), net, self.rng), 0.0)
+            samples, stats = play_shard(self.board, self._shard(kind, c.games, 0), net, self.rng)
+            return [(self.board, samples)], stats, 0.0
         seeds = self.rng.integers(2**63, size=c.selfplay_shards)
         shards = [self._shard(kind, g, int(s)) for g, s in zip(split_games(c.games, c.selfplay_shards), seeds)]
-        if self.players is None:
-            return (*merge([play_shard(self.board, s, net) for s in shards]), 0.0)
-        results = self.players.play(self.board, net, shards)
-        return (*merge([(samples, stats) for samples, stats, _ in results]), sum(cpu for _, _, cpu in results))
+        results, cpu = self._play(shards, net)
+        samples, stats = merge(results)
+        return [(self.board, samples)], stats, cpu
 
     # ---------------------------------------------------------------- the loop
     def run_iteration(self) -> dict[str, Any]:
@@ -559,9 +417,10 @@ class Trainer:
         else:
             self.net.eval()
             kind, net = "selfplay", self.numpy_net()
-        samples, stats, worker_cpu = self.play_games(kind, net)
+        played, stats, worker_cpu = self.play_games(kind, net)
         selfplay_seconds = time.perf_counter() - start
-        self.replay.add(samples)
+        for board, samples in played:
+            self.replay.add(board, samples)
         self.games_played += stats["games"]
         self.positions += stats["positions"]
         losses = [self.train_step() for _ in range(c.train_steps)]
@@ -574,6 +433,8 @@ class Trainer:
             "steps": self.steps,
             "selfplay_seconds": round(selfplay_seconds, 1),
         }
+        if self.mix.general:
+            row["boards"] = " ".join(sorted({b.name for b, _ in played}))
         for key in losses[0]:
             row[key] = round(float(np.mean([loss[key] for loss in losses])), 4)
         row["first_loss"] = round(losses[0]["loss"], 4)
@@ -594,8 +455,8 @@ class Trainer:
                 net.header["training"]["evaluation"] = {k: row[k] for k in row if k.startswith(("vs_", "elo_"))}
                 save(net, self.out / "best.npz")
         self.save_checkpoint()
-        self.write_log()
-        self.write_curve()
+        write_log(self.out, self.curve)
+        write_curve(self.out, self.curve, self.config)
         return row
 
     def run(self, minutes: float = 0.0) -> list[dict[str, Any]]:
@@ -628,4 +489,9 @@ class Trainer:
         return rows
 
 
-__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "Replay", "Trainer", "config_from"]
+def merge_stats(stats: list[dict[str, int]]) -> dict[str, int]:
+    """Shards' statistics summed."""
+    return {key: sum(st[key] for st in stats) for key in stats[0]}
+
+
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "COUNTERS", "Replay", "Trainer", "config_from"]
