@@ -4,7 +4,8 @@
 :func:`main` runs it. Running again on the same ``--out`` resumes from its checkpoint (the
 settings are the checkpoint's; ``--iterations`` and ``--minutes`` are the new command's, and so
 are ``--workers`` and ``--ray``, which say where the self-play shards are played, not what they
-play).
+play, and the evaluation settings given (``--eval-every``, ``--eval-games``, ``--eval-sims``,
+``--eval-openings``, ``--eval-boards``, ``--mcts-sims``), which say what the run measures).
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ def main(args: argparse.Namespace) -> int:
     from carnac_env.core.boards import make_board
     from carnac_env.train.config import check_shards
     from carnac_env.train.mix import GENERAL
+    from carnac_env.train.trainer import EVALUATION_SETTINGS
     from carnac_env.train.workers import check_players, shard_players
 
     workers, ray = getattr(args, "workers", None), getattr(args, "ray", None)
@@ -165,8 +167,14 @@ def main(args: argparse.Namespace) -> int:
             if players is not None and "selfplay_shards" not in values:
                 values["selfplay_shards"] = min(players.workers, values.get("games", Config.games))
             config = Config(**values)
+            given = {k: getattr(args, k) for k in EVALUATION_SETTINGS if getattr(args, k, None) is not None}
             trainer = Trainer(
-                args.out, config, progress=not args.no_progress, iterations=args.iterations, players=players
+                args.out,
+                config,
+                progress=not args.no_progress,
+                iterations=args.iterations,
+                players=players,
+                evaluation=given,
             )
             with trainer:
                 rows = _train(trainer, args, players, ray)
@@ -192,7 +200,11 @@ def _train(trainer: Any, args: argparse.Namespace, players: Any, ray: str | None
     """Say what is resumed and where the shards play, then run."""
     if trainer.iteration:
         print(f"resuming {args.out} at iteration {trainer.iteration} ({trainer.games_played} games)")
-    if players is not None:
+    if players is not None and trainer.mix.general:
+        c = trainer.config
+        groups = max(1, c.games // c.games_per_board)
+        print(f"self-play: {groups} groups of {c.games_per_board} games per iteration on {players.workers} workers")
+    elif players is not None:
         shards = trainer.config.selfplay_shards
         where = "Ray actors" if ray is not None else "local processes"
         note = "" if shards > 1 else " (this run has 1 shard: its games are played in this process)"

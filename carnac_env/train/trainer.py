@@ -79,6 +79,8 @@ from carnac_env.train.selfplay import Samples, Shard, board_rules, merge, play_s
 #: The board a general model's header names (its numbers are the default rules of a call
 #: without a board); the header's ``boards`` says what it was trained on.
 GENERAL_HEADER_BOARD = "medium"
+#: The settings a resumed run may change: what it measures, not what it plays or learns.
+EVALUATION_SETTINGS = ("eval_every", "eval_games", "eval_sims", "eval_openings", "eval_boards", "mcts_sims")
 #: The dolmen head's target is each side's count divided by this.
 DOLMEN_SCALE = 10.0
 
@@ -95,6 +97,9 @@ class Trainer:
             used instead (``config`` must then name the same board, or be None).
         progress: show a tqdm progress bar.
         iterations: overrides the number of iterations (of a new or a resumed run).
+        evaluation: settings of :data:`EVALUATION_SETTINGS` that override a resumed run's (they
+            change what the run measures, never what it plays or learns; a change restarts the
+            comparison that picks ``best.npz``).
         players: where the shards of a run with ``selfplay_shards > 1`` are played: an open
             player of :func:`carnac_env.train.workers.shard_players` (local processes or Ray
             actors), or None for this process. The results do not depend on it.
@@ -111,6 +116,7 @@ class Trainer:
         progress: bool = True,
         iterations: int | None = None,
         players: Any = None,
+        evaluation: dict[str, Any] | None = None,
     ) -> None:
         self.out = Path(out)
         self.progress = progress
@@ -119,7 +125,7 @@ class Trainer:
         self._held = ExitStack()
         self._held.enter_context(_files.lock_folder(self.out, "train"))
         try:
-            self._open(config, iterations, players)
+            self._open(config, iterations, players, evaluation or {})
         except BaseException:
             self.close()
             raise
@@ -134,7 +140,7 @@ class Trainer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _open(self, config: Config | None, iterations: int | None, players: Any) -> None:
+    def _open(self, config: Config | None, iterations: int | None, players: Any, evaluation: dict[str, Any]) -> None:
         saved_path = next((p for p in (self.checkpoint_path, self.resume_path) if p.exists()), None)
         data = checkpoint.read(saved_path) if saved_path is not None else None
         if data is not None:
@@ -148,6 +154,12 @@ class Trainer:
         self.config = config or Config()
         if iterations is not None:
             self.config.iterations = iterations
+        unknown = sorted(set(evaluation) - set(EVALUATION_SETTINGS))
+        if unknown:
+            raise CarnacError(f"settings {unknown} cannot change on resume; only {', '.join(EVALUATION_SETTINGS)} can")
+        changed = {k: v for k, v in evaluation.items() if getattr(self.config, k) != v}
+        for key, value in changed.items():
+            setattr(self.config, key, value)
         c = self.config.check()
         self.players = players
         torch.set_num_threads(c.threads)
@@ -179,6 +191,8 @@ class Trainer:
             self._load_initial_weights(init, c.init)
         if data is not None:
             checkpoint.restore(self, data, str(saved_path))
+            if changed:
+                self.best_score = -1.0  # the next evaluation, under the new settings, starts the comparison
             write_log(self.out, self.curve)  # a line lost to a kill between checkpoint and log comes back
         _files.write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
 
