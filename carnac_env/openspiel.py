@@ -152,6 +152,15 @@ class CarnacState(pyspiel.State):
             for action in _record_actions(game.board, state):
                 self.apply_action(action)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Every ``game_state`` set (by ``__init__``, or by OpenSpiel's deserialisation, which
+        sets each attribute of the pickled dict) is checked against this state's game: the same
+        board and rules. An edited state string (another board named in its ``[Game]`` line)
+        raises RecordError instead of giving a state that does not fit its game."""
+        if name == "game_state":
+            _check_game_state(self, value)
+        super().__setattr__(name, value)
+
     # OpenSpiel's State API, answered from the rules core
     def current_player(self) -> int:
         """The player to act (0 Red, 1 White): not strictly alternating; TERMINAL at the end."""
@@ -190,6 +199,21 @@ class CarnacState(pyspiel.State):
 
     def _to_observation_struct(self, player: int) -> dict[str, Any]:
         return self._to_struct()
+
+
+def _check_game_state(state: CarnacState, value: Any) -> None:
+    """Raise RecordError unless ``value`` is a GameState on ``state``'s board and rules.
+
+    (The history is not compared here: ``clone()`` sets the attributes before it copies the
+    history, so at this moment the history may still be empty.)"""
+    board = state.get_game().board
+    if not isinstance(value, GameState):
+        raise RecordError(f"a {SHORT_NAME} state holds a carnac GameState, not {type(value).__name__}")
+    if value.board is not board and value.board != board:
+        raise RecordError(
+            f"the state is on board {value.board.name!r} {value.board.rules()}; its game is "
+            f"{board.name!r} {board.rules()} (an edited state string?)"
+        )
 
 
 def _record_actions(board: Board, state: Any) -> list[int]:

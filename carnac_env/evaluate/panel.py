@@ -141,11 +141,10 @@ def load_panel(
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_RECORD_BYTES + 1)
-    except OSError as err:
-        raise CarnacError(f"cannot read the panel file {path}: {err.strerror or err}") from None
+    from carnac_env._files import reading
+
+    with reading(path, "the panel file") as handle:  # a FIFO or a device is refused, never waited on
+        data = handle.read(MAX_RECORD_BYTES + 1)
     try:
         value = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
     except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep, a 5000-digit number
