@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
 
-    from carnac_env.serve import DEFAULT_PORT
+    from carnac_env.serve import DEFAULT_MEMORY_MB, DEFAULT_PORT, MEMORY_HELP
 
     serve = sub.add_parser(
         "serve",
@@ -228,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--boards", default=None, help=f"the boards the page offers, comma-separated (default all: {boards})"
     )
     serve.add_argument("--workers", type=_positive, default=2, help="threads the agents think in (default 2)")
+    serve.add_argument(
+        "--memory", type=_positive, default=DEFAULT_MEMORY_MB, help=MEMORY_HELP.format(default=DEFAULT_MEMORY_MB)
+    )
     serve.add_argument("--open", action="store_true", help="open the page in the default web browser")
 
     train = sub.add_parser(
@@ -598,7 +601,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     boards = [b.strip() for b in args.boards.split(",") if b.strip()] if args.boards else None
     try:
-        serve(args.host, args.port, split_agents(args.agents), boards, args.workers, args.open)
+        serve(args.host, args.port, split_agents(args.agents), boards, args.workers, args.open, memory=args.memory)
     except KeyboardInterrupt:
         print("\ncarnac serve: stopped")
     return 0

@@ -61,7 +61,7 @@ class Session:
     agent_error: str | None = None
 
     def __post_init__(self) -> None:
-        self.seat = _checks.choice("seat", self.seat, (0, 1))
+        self.seat = _checks.whole("seat", self.seat, 0, 1)  # 1.0 and True are not seats
         self.state = GameState(self.board)
 
     # ----------------------------------------------------------------- the person's moves
