@@ -61,7 +61,7 @@ def test_version_must_be_the_number_1() -> None:
 
 
 def test_folders_devices_and_line_numbers(tmp_path: Path) -> None:
-    with pytest.raises(RecordError, match="cannot read .*: it is a folder"):
+    with pytest.raises(RecordError, match=r"cannot read .*: it is a folder"):
         GameRecord.load(tmp_path)
     with pytest.raises(RecordError, match="it is a character device, not a regular file"):  # never read
         GameRecord.load("/dev/zero")
