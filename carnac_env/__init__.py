@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from carnac_env._version import __version__
 from carnac_env.errors import CarnacError, IllegalActionError, NotationError, RecordError
 from carnac_env.registration import register_envs, register_when_gymnasium_loads
 from carnac_env.render.jupyter import register_with_ipython
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 register_when_gymnasium_loads()  # gymnasium.make("carnac_env/Carnac-v0", ...)
 register_with_ipython()  # a GameState shows as SVG in Jupyter (drawn by carnac_env.render.svg)
-
-__version__ = "0.1.0"
 
 #: Attributes loaded on first use, so that the package import stays light.
 _LAZY = {

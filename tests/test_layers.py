@@ -1,7 +1,7 @@
 """The package's layers, checked in both directions: each layer imports only the layers below
 it (and its own family), so nothing below ever reaches up.
 
-From the bottom: the errors; the argument checks and the file writes; the rules core; the
+From the bottom: the errors and the version; the argument checks and the file writes; the rules core; the
 renderers, the batched engine, the symmetries and the network models (siblings that ignore
 each other); the JAX engine (which draws with the renderers) and the search (over the
 batched engine); the agents; the environments and the framework adapters; the arena;
@@ -25,7 +25,7 @@ ENVS = {"env_common", "wrappers", "aec", "gym_env", "vector_env", "registration"
 #: From the bottom up; each rank holds families (sets of top-level modules or subpackages
 #: that may import each other); a family imports freely from the ranks below its own.
 RANKS: list[list[set[str]]] = [
-    [{"errors"}],
+    [{"errors"}, {"_version"}],
     [{"_checks"}, {"_files"}],
     [{"core"}],
     [{"render"}, {"batch"}, {"symmetry"}, {"models"}],
