@@ -16,10 +16,9 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import carnac_env
-from carnac_env.aec import info_dolmen_slots
 from carnac_env.core import BOARDS, legal_mask, observation_planes
 from carnac_env.core.observation import NUM_PLANES, PLANE_NAMES
-from carnac_env.env_common import AECInfo
+from carnac_env.envs.infos import AECInfo, info_dolmen_slots
 from carnac_env.errors import CarnacError
 
 NAMES = sorted(BOARDS)

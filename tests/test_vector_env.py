@@ -1,4 +1,4 @@
-"""The Gymnasium vector env over the batched engine (carnac_env.vector_env)."""
+"""The Gymnasium vector env over the batched engine (carnac_env.envs.vector)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 from carnac_env.core import legal_mask, observation_planes
-from carnac_env.env_common import GymInfo, VectorInfo
+from carnac_env.envs.gym import CarnacEnv
+from carnac_env.envs.infos import GymInfo, VectorInfo
+from carnac_env.envs.registration import ENV_ID, register_envs
+from carnac_env.envs.vector import CarnacVectorEnv
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import CarnacEnv
-from carnac_env.registration import ENV_ID, register_envs
-from carnac_env.vector_env import CarnacVectorEnv
 
 register_envs()
 
@@ -22,8 +22,8 @@ register_envs()
 class FirstLegal:
     """The single-env twin of the ``first_legal`` policy below."""
 
-    def act(self, env) -> int:
-        return min(env.unwrapped.game.legal_actions())
+    def act(self, state) -> int:
+        return min(state.legal_actions())
 
 
 def first_legal(observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
@@ -372,7 +372,6 @@ def test_illegal_learner_actions_raise_and_change_nothing() -> None:
         ({"opponent": "nonsense"}, "unknown agent"),
         ({"num_envs": 0}, "num_envs"),
         ({"board": "atlantis"}, "unknown board"),
-        ({"backend": "gpu"}, "backend"),
         ({"autoreset_mode": AutoresetMode.DISABLED}, "autoreset_mode"),
         ({"max_episode_steps": 0}, "max_episode_steps"),
         ({"observation": "rgb"}, "observation"),

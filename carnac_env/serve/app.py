@@ -108,9 +108,9 @@ class Games:
         generation = session.generation
         session.thinking = generation
         agent = self.players[session.id]
-        env = session.opponent_env()
+        position = session.opponent_state()
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self.pool, agent.act, env)
+        future = loop.run_in_executor(self.pool, agent.act, position)
 
         def done(result: asyncio.Future) -> None:
             if session.thinking == generation:

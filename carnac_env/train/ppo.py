@@ -22,7 +22,7 @@ How it works (about 150 lines of learning code, no RL library):
   about the order of turns.
 * Finished decisions feed a standard clipped PPO update (advantage = return - value,
   normalised; value loss; entropy bonus). With ``--augment`` every batch is also seen
-  through the board's symmetries (:mod:`carnac_env.symmetry`).
+  through the board's symmetries (:mod:`carnac_env.core.symmetry`).
 * At the end the policy enters the arena against random, greedy and MCTS (spec
   ``carnac_env.train.ppo.SelfPlayAgent:path=OUT/policy.pt``), and the ratings are printed.
 """
@@ -39,10 +39,11 @@ from typing import Any
 import numpy as np
 
 from carnac_env import _files
+from carnac_env.agents import observe
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import make_board
 from carnac_env.core.observation import NUM_PLANES, SUPPLY
-from carnac_env.symmetry import symmetries, symmetry
+from carnac_env.core.symmetry import symmetries, symmetry
 
 try:
     import torch
@@ -118,7 +119,7 @@ _NETS: dict[str, PolicyValueNet] = {}
 
 
 class SelfPlayAgent:
-    """A saved self-play policy as a carnac agent (``act(env) -> int``), for the arena.
+    """A saved self-play policy as a carnac agent (``act(state) -> int``), for the arena.
 
     Spec: ``carnac_env.train.ppo.SelfPlayAgent:path=runs/selfplay/policy.pt``. Picks the most
     probable legal action (``sample=true``: samples instead).
@@ -134,12 +135,12 @@ class SelfPlayAgent:
         if seed is not None:
             self.generator.manual_seed(seed)
 
-    def act(self, env: Any) -> int:
-        """The policy's choice for ``env.agent_selection``."""
+    def act(self, state: Any) -> int:
+        """The policy's choice for ``state.to_act``."""
         key = os.path.abspath(self.path)
         if key not in _NETS:
             _NETS[key] = PolicyValueNet.load(key)
-        seen = env.observe(env.agent_selection)
+        seen = observe(state)
         planes = torch.as_tensor(seen["observation"][None])
         mask = torch.as_tensor(seen["action_mask"][None].astype(bool))
         with torch.no_grad():
