@@ -13,6 +13,9 @@ from typing import get_type_hints
 
 import numpy as np
 import pytest
+from _strategies import ANY_ACTION
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pettingzoo.test import api_test, render_test, seed_test
 
 import carnac_env
@@ -779,11 +782,6 @@ def test_illegal_move_episodes_do_not_grow_pettingzoos_logger() -> None:
         assert len(EnvLogger.mqueue) == start
     finally:
         EnvLogger.unsuppress_output()
-
-
-from _strategies import ANY_ACTION  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 def _snapshot(env) -> tuple:

@@ -8,6 +8,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from carnac_env.core import legal_mask, observation_planes
 from carnac_env.envs.gym import CarnacEnv
@@ -461,11 +463,6 @@ def test_make_vec_render_mode_says_there_are_no_render_modes() -> None:
 def test_unknown_keywords_are_a_type_error() -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
         CarnacVectorEnv(2, board="small", frameskip=4)
-
-
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(deadline=None, max_examples=100)
