@@ -22,10 +22,11 @@ an empty mask).
 
 ``infos[agent]`` has the same keys and shapes at every step, so that frameworks that stack
 infos (Tianshou's replay buffer, TorchRL's tensordicts) can store them: ``"dolmens"``, an
-int16 array of :func:`~carnac_env.envs.infos.info_dolmen_slots` entries with that agent's dolmen sizes, largest
-first, padded with zeros; ``"score"``, the BGA score; ``"winner"``, 0 (``player_0``), 1
-(``player_1``) or -1 (a draw, or the game is not over). They are filled in when the game ends
-and are zeros (winner -1) before; their type is :class:`~carnac_env.envs.infos.AECInfo`.
+int16 array of :func:`~carnac_env.envs.infos.info_dolmen_slots` entries with that agent's
+dolmen sizes, largest first, padded with zeros; ``"score"``, the BGA score; ``"winner"``, 0
+(``player_0``), 1 (``player_1``) or -1 (a draw, or the game is not over). They are filled in
+when the game ends and are zeros (winner -1) before; their type is
+:class:`~carnac_env.envs.infos.AECInfo`.
 
 ``carnac_env.env()`` wraps :class:`raw_env` in the behaviour of PettingZoo's standard wrappers
 (an illegal move ends the game with -1 for the offender; out-of-bounds actions assert; call
@@ -33,10 +34,10 @@ order is enforced), in one layer of the package's own (:mod:`carnac_env.envs.wra
 ``raw_env.step`` with an illegal action raises ``ValueError`` that names the action, its
 notation and the reason, and leaves the game exactly as it was.
 
-What the other adapters use (the wrappers, the Gymnasium env) is public: :attr:`raw_env.tracker`
-(the observation tracker: the mask, the planes, an O(1) legality check), :meth:`raw_env.play_legal`
-(the step after a caller has checked the action once) and :meth:`raw_env.forfeit` (the
-illegal-move rule of the wrapped env).
+What the other adapters use (the wrapper, the Gymnasium env) is public:
+:attr:`raw_env.tracker` (the observation tracker: the mask, the planes, an O(1) legality
+check), :meth:`raw_env.play_legal` (the step after a caller has checked the action once) and
+:meth:`raw_env.forfeit` (the illegal-move rule of the wrapped env).
 
 Unlike PettingZoo's classic environments, ``copy.deepcopy(env)`` and ``pickle`` keep the
 game in progress, and the rules core is exposed as ``env.unwrapped.game`` for search.
