@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import carnac_env
 from carnac_env.agents import GreedyAgent, MCTSAgent, RandomAgent, evaluate, make, parse_spec
+from carnac_env.agents.az import AZAgent
 from carnac_env.agents.greedy import action_values, engine_action_values, reference_action_values
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import BOARDS
@@ -454,3 +455,21 @@ def test_mcts_option_values_are_checked() -> None:
             MCTSAgent(**bad)
     with pytest.raises(CarnacError, match="no option 'rollout'"):  # the one-value option is gone
         make("mcts:rollout=random")
+
+
+@pytest.mark.parametrize("cls", [MCTSAgent, AZAgent])
+def test_each_option_default_is_written_once(cls) -> None:
+    """The constructor, the spec and the help read one declaration per option."""
+    import inspect
+
+    from carnac_env.agents import agent_table, options_of
+
+    known = options_of(cls)
+    parameters = inspect.signature(cls).parameters
+    table = agent_table()
+    agent = cls()
+    assert known, cls
+    for key, option in known.items():
+        assert parameters[key].default == option.default == getattr(agent, key)
+        assert f"{key}={option.text(option.default)}" in table
+    assert agent.spec == cls.name  # every option at its default: the bare name

@@ -518,3 +518,21 @@ def test_fuzz_vector_reset_is_a_package_error_or_a_reset(seed, options) -> None:
         np.testing.assert_array_equal(envs.seats, seats)
     else:
         np.testing.assert_array_equal(infos["action_mask"], envs.action_masks())
+
+
+def test_an_opponent_agent_gets_the_game_and_the_vector_env_holds_no_aec_env() -> None:
+    """The agent protocol on a GameState: no hidden AEC env behind the vector env."""
+    from carnac_env.core.game import GameState
+    from carnac_env.envs.aec import raw_env
+
+    seen = []
+
+    class Watching(FirstLegal):
+        def act(self, state) -> int:
+            seen.append(type(state))
+            return super().act(state)
+
+    envs = CarnacVectorEnv(3, board="petit_menec", opponent=Watching(), seat=1)
+    envs.reset(seed=0)
+    assert seen and set(seen) == {GameState}
+    assert not any(isinstance(value, raw_env) for value in vars(envs).values())

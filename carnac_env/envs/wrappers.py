@@ -54,6 +54,8 @@ __all__ = ["ILLEGAL_MOVE_WARNING", "StandardWrapper", "wrap"]
 
 #: The raw env's attributes read on every step; the wrapper reads them directly (an error before reset).
 HOT_ATTRIBUTES = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos")
+#: What ``OrderEnforcingWrapper`` refuses to read before ``reset``.
+GUARDED = (*HOT_ATTRIBUTES, "num_agents")
 #: What an illegal move logs (PettingZoo's ``EnvLogger.warn_on_illegal_move`` text).
 ILLEGAL_MOVE_WARNING = (
     "[WARNING]: Illegal move made, game terminating with current player losing. \n"
@@ -101,6 +103,13 @@ class StandardWrapper(BaseWrapper):
         self.illegal_reward = float(illegal_reward)
         self._has_reset = False
         self._has_updated = False
+
+    def __getattr__(self, name: str) -> Any:
+        """Other attributes, from the raw env (``BaseWrapper``'s forwarding); before ``reset``,
+        an AttributeError for :data:`GUARDED` (a property that raises falls back to here)."""
+        if name in GUARDED and not self.__dict__.get("_has_reset", False):
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return super().__getattr__(name)
 
     # ----------------------------------------------------------------- order
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
