@@ -14,13 +14,15 @@
 :mod:`~.opponents`          the Gymnasium envs' opponent (an agent, or a spec for one)
 ==========================  ===============================================================
 
-Inside the layer, from the bottom: ``options``, ``spaces``, ``infos`` and ``opponents``
-import nothing of the layer; ``wrappers`` imports ``options``; ``aec`` the four and
-``wrappers``; ``gym`` and ``rllib`` import ``aec``; ``vector`` imports no other env (it plays
-on :class:`~carnac_env.batch.BatchGame`, and its opponents act on a
-:class:`~carnac_env.core.game.GameState`); ``openspiel`` and ``registration`` (whose entry
-points are strings) import none. Each adapter uses another only through public names: the AEC
-env's ``tracker``, ``play_legal`` and ``forfeit``, the batched engine's public methods.
+Inside the layer, from the bottom: ``options``, ``spaces``, ``infos``, ``opponents`` (which
+builds agents, a layer below), ``registration`` (its entry points are strings) and
+``openspiel`` import no other module of the layer; ``wrappers`` imports ``options``; ``aec``
+imports ``infos``, ``options``, ``spaces`` and ``wrappers``; ``rllib`` imports ``aec``; ``gym``
+imports ``aec`` and the shared modules; ``vector`` imports the shared modules only (it plays on
+:class:`~carnac_env.batch.BatchGame`, and its opponents act on a
+:class:`~carnac_env.core.game.GameState`). No circles. Each adapter uses another only through
+public names: the AEC env's ``tracker``, ``play_legal`` and ``forfeit``, the batched engine's
+public methods.
 
 The public entry points are ``carnac_env.env()``, ``carnac_env.raw_env``,
 ``carnac_env.carnac_v0``, ``gymnasium.make("carnac_env/Carnac-v0")`` and
