@@ -43,11 +43,11 @@ def test_the_session_plays_checks_and_undoes():
     assert session.opponent_to_act and not session.your_turn
     with pytest.raises(ConflictError, match="turn"):
         session.play("decline")
-    # The agent answers through opponent_env: the position as an AEC env.
-    env = session.opponent_env()
-    assert env.unwrapped.game == session.state
+    # The agent answers through opponent_state: a copy of the position.
+    position = session.opponent_state()
+    assert position == session.state and position is not session.state
     generation = session.generation
-    assert session.apply_opponent(generation, env.unwrapped.parse_action("decline"))
+    assert session.apply_opponent(generation, position.legal_actions()[-1])  # the decline
     assert not session.apply_opponent(generation - 1, 0)  # an answer to an older position is dropped
     session.play("d4 Wew")  # Red places again after the decline
     assert session.undo() == 1 and len(session.actions) == 2 and session.your_turn
@@ -111,8 +111,8 @@ class Client:
         except ValueError:
             return status, text.decode("utf-8", "replace")
 
-    def wait(self, game: str, timeout: float = 60) -> dict:
-        """The game once the agent has stopped thinking."""
+    def wait(self, game: str, timeout: float = 180) -> dict:
+        """The game once the agent has stopped thinking (a first move may compile the engine)."""
         import time
 
         end = time.monotonic() + timeout
@@ -329,10 +329,12 @@ class BlockedAgent:
     def __init__(self, seed: int = 0) -> None:
         pass
 
-    def act(self, env: Any) -> int:
+    def act(self, state: Any) -> int:
+        from carnac_env.agents import observe
+
         BlockedAgent.started.set()
         assert BlockedAgent.go.wait(60)
-        return int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+        return int(np.flatnonzero(observe(state)["action_mask"])[0])
 
 
 def test_the_server_answers_while_an_agent_thinks(server):
@@ -372,6 +374,7 @@ def test_a_whole_game_against_each_kind_of_agent(server, opponent):
         assert not view["agent_error"], view["agent_error"]
         if view["result"] is not None:
             break
+        assert view["your_turn"], {k: view[k] for k in ("thinking", "agent_error", "to_act", "moves") if k in view}
         choices = [o["action"] for p in view["placements"] for o in p["orientations"]] or [
             a["action"] for a in view["answers"]
         ]

@@ -40,7 +40,8 @@ def play_game(
     on_progress: Callable[[int], None] | None = None,
     opening: tuple[int, ...] = (),
 ) -> GameRecord:
-    """Play one game on the AEC env between two agents (specs or agent objects).
+    """Play one game on the AEC env between two agents (specs or agent objects), each asked
+    for its moves with the game (``act(state)``).
 
     The agents are built (or re-seeded) with seeds derived from ``seed`` and their seat. The
     ``opening`` actions, if any, are played first (they are part of the game's record).
@@ -51,7 +52,7 @@ def play_game(
     Raises:
         CarnacError: an agent returned an illegal action (naming the agent and the move).
     """
-    from carnac_env.aec import raw_env
+    from carnac_env.envs.aec import raw_env
 
     env = raw_env(board=board if isinstance(board, Board) else make_board(board))
     env.reset(seed=seed)
@@ -72,7 +73,7 @@ def play_game(
             on_progress(1)
     while not game.is_over:
         seat = game.to_act
-        action = players[seat].act(env)
+        action = players[seat].act(game)
         placing = on_progress is not None and game.phase == PLACE
         try:
             env.step(action)

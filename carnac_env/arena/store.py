@@ -28,16 +28,6 @@ from carnac_env.errors import CarnacError, RecordError
 Key = tuple[str, str, int]
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (:func:`carnac_env._files.write_text`): a reader
-    (or a kill) sees the old file or the new one, never half of one.
-
-    Raises:
-        CarnacError: the file cannot be written (naming it and why).
-    """
-    _files.write_text(path, text)
-
-
 def check_record(line: str, game: ArenaGame, board: Board) -> None:
     """Check one stored line against the game it claims to be.
 

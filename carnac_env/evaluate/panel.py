@@ -129,7 +129,7 @@ def load_panel(
         path = PANEL_DIR / f"{panel}.json"
     else:
         raise CarnacError(f"unknown panel {panel!r}; the panels are: {', '.join(panel_ids())} (or a panel .json file)")
-    loaded = _parse(_read(path), path, trust_code)
+    loaded = parse_panel(_read(path), path, trust_code)
     if board is not None:
         wanted = board if isinstance(board, Board) else make_board(board)
         if wanted != loaded.board:
@@ -154,9 +154,13 @@ def _read(path: Path) -> dict[str, Any]:
     return value
 
 
-def _parse(data: dict[str, Any], path: Path, trust_code: bool = False) -> Panel:
-    """Check a panel file's contents field by field (each step raises a CarnacError naming
-    the file and the field)."""
+def parse_panel(data: dict[str, Any], path: Path, trust_code: bool = False) -> Panel:
+    """The :class:`Panel` that a panel file's contents ``data`` describe (``path`` names the
+    file in errors), checked field by field.
+
+    Raises:
+        CarnacError: a field that does not check, naming the file and the field.
+    """
     name, version = _parse_identity(data, path)
     board = _parse_board(data, path)
     members = _parse_members(data, path, trust_code)

@@ -250,7 +250,7 @@ class Games:
                             live.agent = await loop.run_in_executor(
                                 self.builder, functools.partial(_make_agent, session.opponent, session.seed)
                             )
-                        action = await loop.run_in_executor(self.pool, live.agent.act, session.opponent_env())
+                        action = await loop.run_in_executor(self.pool, live.agent.act, session.opponent_state())
                     except Exception as err:  # the agent's own failure: shown on the page, the server goes on
                         if generation == session.generation:
                             session.agent_error = f"{session.opponent} failed: {err}"

@@ -61,8 +61,8 @@ import torch
 from torch.nn import functional
 
 from carnac_env import _files
+from carnac_env.agents import make
 from carnac_env.agents.az import AZAgent
-from carnac_env.agents.base import make
 from carnac_env.arena.openings import random_opening
 from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
