@@ -4,10 +4,11 @@ All environments are driven by the same loop (``env.last()``, a uniform choice a
 legal actions from the mask, ``env.step``), through their standard wrappers, alternating
 rounds in one process. Prints moves per second for each (median of the rounds) and the ratio.
 
-A third row plays Carnac through PettingZoo's stock wrapper classes, which reach the raw
-env's attributes through ``__getattr__``; ``carnac_env.env()`` uses subclasses of the same
-wrappers that forward those attributes directly (carnac_env/wrappers.py). The row shows
-what that forwarding is worth; connect_four runs with the stock wrappers, as shipped.
+A third row plays Carnac through PettingZoo's three stock wrapper classes, which reach the raw
+env's attributes through ``__getattr__`` and check each action twice; ``carnac_env.env()``
+does what they do in one wrapper of its own that reads those attributes directly and checks
+once (carnac_env/envs/wrappers.py). The row shows what that is worth; connect_four runs with
+the stock wrappers, as shipped.
 
     python benchmarks/aec_throughput.py [--seconds 2] [--rounds 5]
 

@@ -94,7 +94,7 @@ def pgx_runner(batch: int, seed: int = 0) -> Callable[[float], float]:
 
 def vector_runner(board: str, batch: int, seed: int = 0) -> Callable[[float], float]:
     """Learner steps per second of ``CarnacVectorEnv`` (random opponent, learner seat random)."""
-    from carnac_env.vector_env import CarnacVectorEnv
+    from carnac_env.envs.vector import CarnacVectorEnv
 
     envs = CarnacVectorEnv(batch, board=board, seat="random")
     envs.reset(seed=seed)

@@ -7,10 +7,11 @@
 >>> env = carnac_v0.env(board="medium")
 
 The rules live in :mod:`carnac_env.core` (no RL library imported there); the adapters
-around it are :mod:`carnac_env.aec` (PettingZoo AEC), :mod:`carnac_env.gym_env` and
-:mod:`carnac_env.vector_env` (Gymnasium, registered on import as ``carnac_env/Carnac-v0``),
-:mod:`carnac_env.batch` (many games as arrays), :mod:`carnac_env.agents`,
-:mod:`carnac_env.arena`, :mod:`carnac_env.render` and the optional :mod:`carnac_env.jax`.
+around it are the environments of :mod:`carnac_env.envs` (the PettingZoo AEC env, the
+Gymnasium env and vector env, registered on import as ``carnac_env/Carnac-v0``, and the RLlib
+and OpenSpiel adapters), :mod:`carnac_env.batch` (many games as arrays),
+:mod:`carnac_env.search`, :mod:`carnac_env.agents`, :mod:`carnac_env.arena`,
+:mod:`carnac_env.render` and the optional :mod:`carnac_env.jax`.
 
 Importing the package is cheap: PettingZoo and Gymnasium load only when something that
 needs them is first used (``carnac_env.env``, ``gymnasium.make``), and
@@ -22,24 +23,23 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from carnac_env._version import __version__
+from carnac_env.envs.registration import register_envs, register_when_gymnasium_loads
 from carnac_env.errors import CarnacError, IllegalActionError, NotationError, RecordError
-from carnac_env.registration import register_envs, register_when_gymnasium_loads
 from carnac_env.render.jupyter import register_with_ipython
 
 if TYPE_CHECKING:
-    from carnac_env.aec import env, raw_env
     from carnac_env.core import BOARDS, Board, GameState, make_board
     from carnac_env.core.record import GameRecord
+    from carnac_env.envs.aec import env, raw_env
 
 register_when_gymnasium_loads()  # gymnasium.make("carnac_env/Carnac-v0", ...)
 register_with_ipython()  # a GameState shows as SVG in Jupyter (drawn by carnac_env.render.svg)
 
-__version__ = "0.1.0"
-
 #: Attributes loaded on first use, so that the package import stays light.
 _LAZY = {
-    "env": "carnac_env.aec",
-    "raw_env": "carnac_env.aec",
+    "env": "carnac_env.envs.aec",
+    "raw_env": "carnac_env.envs.aec",
     "BOARDS": "carnac_env.core",
     "Board": "carnac_env.core",
     "GameState": "carnac_env.core",

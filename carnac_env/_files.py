@@ -15,6 +15,13 @@ against a crash, a full disk and a hostile folder:
   :class:`~carnac_env.errors.CarnacError` naming the target.
 * :func:`append_line` and :func:`appending` append lines durably (each line written in one
   call and fsynced) to a regular file, never through a symbolic link.
+* :func:`reading` opens a file the package reads (records, arena folders, panels, models,
+  checkpoints) only if it is a regular file: a FIFO, a device, a socket or a folder is
+  refused before it is opened for reading (``stat`` first, then ``open`` without blocking
+  and ``fstat`` again), so a FIFO planted at ``arena.json`` can never hang a command.
+* A file with more than one hard link is never written in place: :func:`truncate` and
+  :func:`appending` first copy it to a fresh file of its own (atomically renamed over the
+  name), so the other names keep their contents.
 * :func:`lock_folder` holds an output folder for a whole run: a second run on the same
   folder is refused at once (:class:`FolderBusyError`, naming the folder and the run that
   holds it), and a lock left by a killed process never blocks a later run (the lock is an
@@ -49,6 +56,7 @@ __all__ = [
     "append_line",
     "appending",
     "lock_folder",
+    "reading",
     "same_bytes",
     "truncate",
     "write_bytes",
@@ -185,23 +193,111 @@ def same_bytes(path: str | os.PathLike[str], data: bytes) -> bool:
         return handle.read(len(data) + 1) == data
 
 
-def _open_regular(path: str | os.PathLike[str], flags: int, doing: str) -> int:
-    """A descriptor on the regular file ``path`` (created with ``O_CREAT`` in ``flags``),
-    never through a link, never a FIFO or device (opened without blocking, then checked)."""
+def _not_regular(info: os.stat_result) -> str:
+    """What a file that is not a regular one is, in words."""
+    mode = info.st_mode
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((word for test, word in kinds if test(mode)), "not a regular file")
+    return f"it is {kind}, not a regular file"
+
+
+@contextmanager
+def reading(
+    path: str | os.PathLike[str], what: str = "", error: type[CarnacError] = CarnacError
+) -> Iterator[IO[bytes]]:
+    """``path`` opened for reading bytes, if it is a regular file (a symbolic link to one is
+    followed: reading through a link writes nothing).
+
+    The file is looked at (``stat``) before it is opened and refused if it is a FIFO, a device,
+    a socket or a folder, then opened without blocking and looked at again (``fstat``), so a
+    file swapped in between is refused too; opening a FIFO can therefore never wait for a
+    writer. ``what`` names the file in messages (``"the panel file"``).
+
+    Raises:
+        CarnacError (or ``error``, a subclass): the file is missing, not a regular file, or
+            cannot be opened, naming it and why.
+    """
+    name = f"{what} {os.fspath(path)}" if what else os.fspath(path)
     try:
-        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"cannot read {name}: {_not_regular(info)}")
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
     except OSError as err:
-        if err.errno == errno.ENXIO:  # a FIFO with no reader
-            raise CarnacError(f"cannot {doing} {os.fspath(path)}: it is not a regular file") from None
-        raise _fail(path, err, doing) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise error(f"cannot read {name}: {_reason(err)}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"cannot read {name}: {_not_regular(info)}")
+        if _NONBLOCK:
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_NONBLOCK)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
-        raise CarnacError(f"cannot {doing} {os.fspath(path)}: it is not a regular file")
+        raise
+    with handle:
+        try:
+            yield handle
+        except OSError as err:
+            raise error(f"cannot read {name}: {_reason(err)}") from None
+
+
+def _open_regular(path: str | os.PathLike[str], flags: int, doing: str, *, keep: int | None = None) -> int:
+    """A descriptor on the regular file ``path`` (created with ``O_CREAT`` in ``flags``),
+    never through a symbolic link, never a FIFO or device (opened without blocking, then
+    checked), and never a file with other hard links: such a file is first copied to a file of
+    its own under the same name (its first ``keep`` bytes, or all), so writing it changes
+    nothing seen through the other names."""
+    for attempt in range(2):
+        try:
+            fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+        except OSError as err:
+            if err.errno == errno.ENXIO:  # a FIFO with no reader
+                raise CarnacError(f"cannot {doing} {os.fspath(path)}: it is not a regular file") from None
+            raise _fail(path, err, doing) from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise CarnacError(f"cannot {doing} {os.fspath(path)}: {_not_regular(info)}")
+        if info.st_nlink <= 1:
+            break
+        os.close(fd)
+        try:  # another name shares this file: give this name a copy of its own, then open that
+            source = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+            try:
+                data = _read_all(source, info.st_size if keep is None else min(keep, info.st_size))
+            finally:
+                os.close(source)
+        except OSError as err:
+            raise _fail(path, err, "read") from None
+        if attempt:
+            raise CarnacError(f"cannot {doing} {os.fspath(path)}: it has other hard links and keeps getting new ones")
+        write_bytes(path, data)
     if _NONBLOCK:
         import fcntl
 
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_NONBLOCK)
     return fd
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """``size`` bytes from ``fd`` (fewer if the file ends first)."""
+    chunks, left = [], size
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 class Appender:
@@ -233,7 +329,8 @@ class Appender:
 def appending(path: str | os.PathLike[str]) -> Iterator[Appender]:
     """``path`` opened for appending lines (created if missing): ``with appending(p) as out:
     out.line(text)``. The file must be a regular file; a symbolic link there (dangling or
-    not) is refused, never followed.
+    not) is refused, never followed, and a file with other hard links is copied first (the
+    lines go to this name's own copy).
 
     Raises:
         CarnacError: the file cannot be opened or written, naming it.
@@ -253,12 +350,13 @@ def append_line(path: str | os.PathLike[str], text: str) -> None:
 
 
 def truncate(path: str | os.PathLike[str], size: int) -> None:
-    """Cut the regular file ``path`` to ``size`` bytes (never through a link).
+    """Cut the regular file ``path`` to ``size`` bytes (never through a symbolic link; a
+    file with other hard links is copied first, so they keep their bytes).
 
     Raises:
         CarnacError: it cannot be opened or cut, naming it.
     """
-    fd = _open_regular(path, os.O_WRONLY, "write")
+    fd = _open_regular(path, os.O_WRONLY, "write", keep=size)
     try:
         os.ftruncate(fd, size)
         os.fsync(fd)
@@ -377,6 +475,8 @@ def _take(folder: Path, command: str) -> int | None:
             os.close(fd)
             continue
         info = {"command": command, "pid": os.getpid(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        if os.fstat(fd).st_nlink > 1:
+            return fd  # a hard link planted at the lock's name: it locks, but is never written
         try:
             os.ftruncate(fd, 0)
             os.write(fd, (json.dumps(info) + "\n").encode("utf-8"))

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import carnac_env
 from carnac_env._files import write_text
-from carnac_env.aec import AGENTS, RENDER_MODES, raw_env
 from carnac_env.core import BOARDS, PLANE_NAMES, make_board
 from carnac_env.core.notation import action_to_text, parse_action
-from carnac_env.env_common import AECInfo, GymInfo, VectorInfo
+from carnac_env.envs.aec import AGENTS, RENDER_MODES, raw_env
+from carnac_env.envs.infos import AECInfo, GymInfo, VectorInfo
 
 #: What each observation plane means, keyed by its name in ``PLANE_NAMES``.
 PLANE_MEANINGS = {
@@ -236,7 +236,7 @@ def environment_page() -> str:
     add("")
     gym_only = [key for key in GymInfo.__annotations__ if key not in AECInfo.__annotations__]
     vector_only = [key for key in VectorInfo.__annotations__ if key.startswith("final")]
-    add("Each env's infos have a `TypedDict` in `carnac_env.env_common`, so that IDEs and type checkers")
+    add("Each env's infos have a `TypedDict` in `carnac_env.envs.infos`, so that IDEs and type checkers")
     add(f"know the keys: `AECInfo` ({_keys(AECInfo)}) for `infos[agent]`; `GymInfo` for the info of")
     add(f"`gymnasium.make`, the same with {_keys(gym_only)}; and `VectorInfo` for `gymnasium.make_vec`,")
     add("the single env's keys stacked over the envs, each beside its `_key` mask, and under same-step")

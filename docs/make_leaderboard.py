@@ -43,7 +43,7 @@ SHIPPED = ["random", "greedy", "mcts:sims=200", "mcts:sims=2000", "mcts", "az", 
 #: their board's panel for the ladder. Not shipped in the package: they need PyTorch.
 EXAMPLES: dict[str, list[str]] = {
     board: [
-        f"carnac_env.train.ppo.SelfPlayAgent:path=examples/models/selfplay-ppo-{board}.pt",
+        f"selfplay_ppo.SelfPlayAgent:path=examples/models/selfplay-ppo-{board}.pt",
         f"sb3_maskable_ppo.MaskablePPOAgent:path=examples/models/sb3-ppo-{board}.zip",
     ]
     for board in ("small", "medium")
@@ -64,7 +64,7 @@ def describe(spec: str) -> str:
             return f"UCT with compiled random playouts, {budget}"
         return f"PUCT over the shipped network, {budget}" if sims else "the shipped network's raw policy, no search"
     if name.endswith("SelfPlayAgent"):
-        return "self-play PPO (`python -m carnac_env.train.ppo`), policy only"
+        return "self-play PPO (`examples/selfplay_ppo.py`), policy only"
     if name.endswith("MaskablePPOAgent"):
         return "SB3 MaskablePPO against random (`examples/sb3_maskable_ppo.py`), policy only"
     return "your agent"
@@ -105,7 +105,7 @@ def leaderboard_page() -> str:
         "that panel's scale (`random` = 0). See [Evaluating an agent](evaluating.md) for what the numbers mean",
         "and how to cite them. Each row is one card: the command under the table reproduces it exactly (for",
         "agents with a `sims` budget and for the PPO policies, which are deterministic per seed; the example",
-        "models need the `train` extra and `PYTHONPATH=examples` for `sb3_maskable_ppo`).",
+        "models need the `train` extra and `PYTHONPATH=examples` for their modules).",
         "",
     ]
     panels = [load_panel(p, None) for p in panel_ids()]
@@ -208,7 +208,7 @@ def play_missing(runs: Path, workers: int) -> None:
     """Evaluate the shipped agents and the example models whose cards are missing, on every panel."""
     from carnac_env.evaluate import evaluate
 
-    # the sb3 example's agent is imported as `sb3_maskable_ppo`, here and in the arena's workers
+    # the examples' agents are imported as `selfplay_ppo` and `sb3_maskable_ppo`, here and in the arena's workers
     sys.path.insert(0, str(EXAMPLES_DIR))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(EXAMPLES_DIR), os.environ.get("PYTHONPATH")]))
     os.chdir(DOCS.parent)  # the example models' paths are relative to the repository

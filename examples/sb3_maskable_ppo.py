@@ -18,7 +18,7 @@ What it does:
    ``--test-games`` games that no evaluation used;
 4. enters the final model in the arena against ``random`` and ``greedy``, as the agent spec
    ``sb3_maskable_ppo.MaskablePPOAgent:path=OUT/model.zip`` (any object with
-   ``act(env) -> int`` is an agent; see docs/agents.md).
+   ``act(state) -> int`` is an agent; see docs/agents.md).
 
 The policy is a small CNN over the (rows, cols, 9) int8 planes (the supply plane scaled to
 0..1). The reward is the game result (+1/-1/0) on the last step, plus by default a small
@@ -41,8 +41,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from carnac_env import register_envs
+from carnac_env.agents import observe
 from carnac_env.core.boards import make_board
-from carnac_env.registration import register_envs
 
 try:
     import torch
@@ -97,11 +98,11 @@ def load_model(path: str) -> Any:
 
 
 class MaskablePPOAgent:
-    """A saved MaskablePPO model as a carnac agent: ``act(env)`` for the arena and ``carnac play``.
+    """A saved MaskablePPO model as a carnac agent: ``act(state)`` for the arena and ``carnac play``.
 
     Spec: ``sb3_maskable_ppo.MaskablePPOAgent:path=runs/sb3/model.zip`` (with ``examples/``
-    on ``PYTHONPATH``). It reads ``env.observe(env.agent_selection)``, the same planes and
-    mask the Gymnasium env gives the learner, and picks the most probable legal action.
+    on ``PYTHONPATH``). It reads :func:`carnac_env.agents.observe` of the game, the same planes
+    and mask the Gymnasium env gives the learner, and picks the most probable legal action.
     """
 
     def __init__(self, path: str, seed: int = 0, deterministic: bool = True) -> None:
@@ -113,11 +114,11 @@ class MaskablePPOAgent:
     def reset(self, seed: int | None = None) -> None:
         """Nothing to reset: the policy is fixed (greedy by default)."""
 
-    def act(self, env: Any) -> int:
-        """The model's choice for ``env.agent_selection`` among the legal actions."""
+    def act(self, state: Any) -> int:
+        """The model's choice for ``state.to_act`` among the legal actions."""
         if self.model is None:  # loaded lazily, so the agent pickles cheaply to arena workers
             self.model = load_model(self.path)
-        seen = env.observe(env.agent_selection)
+        seen = observe(state)
         action, _ = self.model.predict(
             seen["observation"], action_masks=seen["action_mask"].astype(bool), deterministic=self.deterministic
         )

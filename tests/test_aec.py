@@ -13,13 +13,15 @@ from typing import get_type_hints
 
 import numpy as np
 import pytest
+from _strategies import ANY_ACTION
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pettingzoo.test import api_test, render_test, seed_test
 
 import carnac_env
-from carnac_env.aec import info_dolmen_slots
 from carnac_env.core import BOARDS, legal_mask, observation_planes
 from carnac_env.core.observation import NUM_PLANES, PLANE_NAMES
-from carnac_env.env_common import AECInfo
+from carnac_env.envs.infos import AECInfo, info_dolmen_slots
 from carnac_env.errors import CarnacError
 
 NAMES = sorted(BOARDS)
@@ -782,11 +784,6 @@ def test_illegal_move_episodes_do_not_grow_pettingzoos_logger() -> None:
         EnvLogger.unsuppress_output()
 
 
-from _strategies import ANY_ACTION  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-
 def _snapshot(env) -> tuple:
     raw = env.unwrapped
     return (
@@ -881,3 +878,46 @@ def test_parallel_api_through_turn_based_aec_to_parallel() -> None:
     assert all(terminations.values())
     assert sorted(total.values()) in ([-1, 1], [0, 0])
     assert all(info["winner"] in (-1, 0, 1) for info in infos.values())
+
+
+# ---------------------------------------------------------------- the public API the adapters use
+def test_tracker_play_legal_and_forfeit_are_the_adapters_public_api() -> None:
+    raw = carnac_env.raw_env(board="small")
+    raw.reset(seed=0)
+    action = raw.parse_action("c3 Rns")
+    assert raw.tracker.is_legal(action) and not raw.tracker.is_legal(raw.parse_action("decline"))
+    assert (raw.tracker.mask(0) == raw.observe("player_0")["action_mask"]).all()
+    raw.play_legal(action)
+    assert raw.history == [action] and raw.agent_selection == "player_1"
+    before = raw.game.copy()
+    raw.forfeit(-1)
+    assert raw.game == before  # the game itself is left as it was
+    assert raw.rewards == {"player_0": 0, "player_1": -1.0}
+    assert all(raw.terminations.values()) and all(raw.truncations.values())
+    with pytest.raises(CarnacError, match="done"):
+        raw.forfeit(-1)
+
+
+def test_the_wrapper_logs_an_illegal_move_with_the_standard_logging_module(caplog) -> None:
+    env = carnac_env.env(board="small")
+    env.reset(seed=0)
+    with caplog.at_level("WARNING", logger="carnac_env.envs.wrappers"):
+        env.step(env.unwrapped.parse_action("decline"))  # nothing to decline yet
+    assert "Illegal move made" in caplog.text
+    assert env.rewards[env.agent_selection] == -1 or env.rewards == {"player_0": -1.0, "player_1": 0}
+
+
+def test_the_wrapper_enforces_the_call_order_as_pettingzoo_does() -> None:
+    env = carnac_env.env(board="small")
+    for read in ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "num_agents"):
+        with pytest.raises(AttributeError, match="before reset"):
+            getattr(env, read)
+    for call in (lambda: env.step(0), lambda: env.observe("player_0"), env.agent_iter):
+        with pytest.raises(AssertionError, match="reset"):
+            call()
+    env.reset(seed=0)
+    turns = iter(env.agent_iter())
+    next(turns)
+    with pytest.raises(AssertionError, match="need to call step"):
+        next(turns)  # a turn that was not stepped
+    assert str(env) == "carnac_v0"

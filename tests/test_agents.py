@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import carnac_env
 from carnac_env.agents import GreedyAgent, MCTSAgent, RandomAgent, evaluate, make, parse_spec
+from carnac_env.agents.az import AZAgent
 from carnac_env.agents.greedy import action_values, engine_action_values, reference_action_values
 from carnac_env.batch import BatchGame
 from carnac_env.core.boards import BOARDS
@@ -34,8 +35,9 @@ def play(specs: list[str], board: str = "petit_menec", seed: int = 0, wrapped: b
             env.step(None)
             continue
         player = int(agent_name[-1])
-        legal = env.unwrapped.game.legal_actions()
-        action = agents[player].act(env)
+        game = env.unwrapped.game
+        legal = game.legal_actions()
+        action = agents[player].act(game)
         assert action in legal, (specs[player], action)
         env.step(action)
         actions.append(action)
@@ -51,7 +53,7 @@ def test_agents_play_legal_moves_on_every_board(board: str, spec: str) -> None:
         env = carnac_env.raw_env(board=board, megaliths=10)
         agent = make(spec, seed=3)
         while not env.game.is_over:
-            action = agent.act(env)
+            action = agent.act(env)  # the built-in agents take a carnac AEC env too (game_of)
             assert action in env.game.legal_actions()
             env.step(action)
         return
@@ -133,7 +135,7 @@ def test_spec_parsing_and_options() -> None:
         ("sys.exit", ["standard library"]),
         ("os.system", ["standard library"]),
         ("builtins.exec", ["standard library"]),
-        ("carnac_env.core.game.GameState", ["no act(env) method"]),
+        ("carnac_env.core.game.GameState", ["no act(state) method"]),
         ("carnac_env.core.scoring.score", ["does not take these arguments"]),
         ("", ["no agent name"]),
         ("random:x=1", ["no option 'x'", "none"]),
@@ -160,14 +162,14 @@ class FirstLegal:
         self.offset = offset
         self.seed = seed
 
-    def act(self, env: object) -> int:
-        legal = env.unwrapped.game.legal_actions()  # type: ignore[attr-defined]
+    def act(self, state: GameState) -> int:
+        legal = state.legal_actions()
         return legal[min(self.offset, len(legal) - 1)]
 
 
-def last_legal(env: object) -> int:
+def last_legal(state: GameState) -> int:
     """A user agent function for the spec tests."""
-    return env.unwrapped.game.legal_actions()[-1]  # type: ignore[attr-defined]
+    return state.legal_actions()[-1]
 
 
 def test_user_agents_by_import_path() -> None:
@@ -277,8 +279,8 @@ class Recorder:
     def __init__(self, depth: int = 1) -> None:
         Recorder.built += 1
 
-    def act(self, env: object) -> int:
-        return env.unwrapped.game.legal_actions()[0]  # type: ignore[attr-defined]
+    def act(self, state: GameState) -> int:
+        return state.legal_actions()[0]
 
 
 class NotAnAgent:
@@ -451,5 +453,23 @@ def test_mcts_option_values_are_checked() -> None:
     for bad in ({"c": float("nan")}, {"c": -1.0}, {"sims": 0}, {"width": -1}, {"playouts": 0}, {"reuse": 1}):
         with pytest.raises(CarnacError):
             MCTSAgent(**bad)
-    with pytest.raises(CarnacError, match="the only rollout is 'random'"):
-        MCTSAgent(rollout="python")
+    with pytest.raises(CarnacError, match="no option 'rollout'"):  # the one-value option is gone
+        make("mcts:rollout=random")
+
+
+@pytest.mark.parametrize("cls", [MCTSAgent, AZAgent])
+def test_each_option_default_is_written_once(cls) -> None:
+    """The constructor, the spec and the help read one declaration per option."""
+    import inspect
+
+    from carnac_env.agents import agent_table, options_of
+
+    known = options_of(cls)
+    parameters = inspect.signature(cls).parameters
+    table = agent_table()
+    agent = cls()
+    assert known, cls
+    for key, option in known.items():
+        assert parameters[key].default == option.default == getattr(agent, key)
+        assert f"{key}={option.text(option.default)}" in table
+    assert agent.spec == cls.name  # every option at its default: the bare name

@@ -20,7 +20,7 @@ from carnac_env.core.boards import BOARDS, make_board
 from carnac_env.core.game import OVER, RESPOND, GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, load, parameter_shapes, save, shipped_models
+from carnac_env.models import GENERAL_MODEL, MODELS_DIR, PolicyValueNet, load, parameter_shapes, save, shipped_models
 from carnac_env.search import Network, Search
 
 
@@ -265,16 +265,23 @@ def test_legal_and_deterministic_on_every_board(board, tmp_path):
 
 @pytest.mark.parametrize("board", sorted(BOARDS))
 def test_default_model_plays_every_board(board):
-    if not shipped_models():
-        pytest.skip("no shipped models in this checkout")
+    """Without a model option az plays the board's specialist or the general model: a missing one fails here."""
     actions = play_game(make("az:sims=2"), make("greedy", seed=0), board)
     assert actions == play_game(make("az:sims=2"), make("greedy", seed=0), board)
 
 
-@pytest.mark.parametrize("name", sorted(shipped_models()) or ["none"])
+def test_the_general_model_ships_with_its_card():
+    """The general model, which plays every board without a specialist, is part of the package: a
+    checkout or an install without it (a wheel without its data, a Git LFS pointer) fails here
+    instead of skipping."""
+    shipped = shipped_models()
+    assert GENERAL_MODEL in shipped, f"missing the general model; shipped: {sorted(shipped)}"
+    cards = {path.stem for path in MODELS_DIR.glob("*.json")}
+    assert cards == set(shipped), f"a model without its card, or a card without its model: {cards ^ set(shipped)}"
+
+
+@pytest.mark.parametrize("name", sorted({GENERAL_MODEL} | set(shipped_models())))
 def test_shipped_models_load_and_play(name):
-    if name == "none":
-        pytest.skip("no shipped models in this checkout")
     path = shipped_models()[name]
     net = load(path)
     assert net.board_name == name

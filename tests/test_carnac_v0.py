@@ -10,7 +10,7 @@ import sys
 from pettingzoo.test import api_test
 
 import carnac_env
-from carnac_env import aec
+from carnac_env.envs import aec
 
 
 def test_module_gives_the_package_env_and_raw_env() -> None:
@@ -23,7 +23,7 @@ def test_module_gives_the_package_env_and_raw_env() -> None:
 
 
 def test_every_public_env_factory_of_the_aec_module_is_there() -> None:
-    """A new factory in carnac_env.aec (a parallel_env, say) must be added here too."""
+    """A new factory in carnac_env.envs.aec (a parallel_env, say) must be added here too."""
     from carnac_env import carnac_v0
 
     factories = {

@@ -143,17 +143,19 @@ def test_replay_writes_a_gif(tmp_path: Path) -> None:
 
 
 def test_agents_lists_every_registered_agent_with_its_options() -> None:
-    from carnac_env.agents.base import _REGISTRY
+    from carnac_env.agents import agent_names, options_of
+    from carnac_env.agents.registry import builtin
     from carnac_env.models import shipped_models
 
     done = carnac("agents")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    for name, (_, options, description) in _REGISTRY.items():
+    for name in agent_names():
+        description = builtin(name).description
         assert f"\n{name} " in out, name
         assert " ".join(description.split()[:4]) in " ".join(out.split()), description
-        for key, (_, default, _) in options.items():
-            assert f"{key}={default}" in out, (name, key)
+        for key, known in options_of(builtin(name)).items():
+            assert f"{key}={known.text(known.default)}" in out, (name, key)
     # What az plays: every shipped model, and which model plays each board (never one trained elsewhere).
     from carnac_env.core.boards import BOARDS, make_board
     from carnac_env.models import default_model
@@ -167,10 +169,12 @@ def test_agents_lists_every_registered_agent_with_its_options() -> None:
 
 
 def test_arena_help_lists_the_agents_without_pointing_outside_the_package() -> None:
-    from carnac_env.agents.base import _REGISTRY
+    from carnac_env.agents import agent_names, options_of
+    from carnac_env.agents.registry import builtin
 
     out = carnac("arena", "--help").stdout
     assert "docs/agents.md" not in out and "carnac agents" in out
-    for name, (_, options, _) in _REGISTRY.items():
+    for name in agent_names():
         assert f"\n{name} " in out
-        assert all(f"{key}={default}" in out for key, (_, default, _) in options.items())
+        known = options_of(builtin(name))
+        assert all(f"{key}={option.text(option.default)}" in out for key, option in known.items())

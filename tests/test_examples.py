@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from _frameworks import require
+from _scripts import load_script
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -92,7 +93,8 @@ def test_selfplay_update_survives_a_one_sample_minibatch():
     import torch
 
     from carnac_env.batch import BatchGame
-    from carnac_env.train import ppo as selfplay
+
+    selfplay = import_example("selfplay_ppo")
 
     games = BatchGame("small", num_envs=65, seed=0)
     step = games.reset()
@@ -154,9 +156,18 @@ def test_ladder_models_of_the_ppo_examples_play_legal_games(board: str, monkeypa
     monkeypatch.chdir(EXAMPLES.parent)  # the specs' paths are relative to the repository
     monkeypatch.syspath_prepend(str(EXAMPLES))
     for spec in (
-        f"carnac_env.train.ppo.SelfPlayAgent:path=examples/models/selfplay-ppo-{board}.pt",
+        f"selfplay_ppo.SelfPlayAgent:path=examples/models/selfplay-ppo-{board}.pt",
         f"sb3_maskable_ppo.MaskablePPOAgent:path=examples/models/sb3-ppo-{board}.zip",
     ):
         record = play_game(board, spec, "random", seed=0)
         assert record.result is not None, spec
         assert record.replay().is_over
+
+
+def test_tutorial_4_holds_the_selfplay_example_as_it_is() -> None:
+    """docs/tutorials/self-play.md carries examples/selfplay_ppo.py for the reader to save (so the
+    page runs in any folder): one file, shown twice, kept the same here."""
+    make_tutorials = load_script("docs/make_tutorials.py")
+    page = (EXAMPLES.parent / "docs" / "tutorials" / "self-play.md").read_text(encoding="utf-8")
+    files = {kind: code for kind, code, _, _ in make_tutorials.blocks(page) if kind.startswith("file:")}
+    assert files == {"file:selfplay_ppo.py": (EXAMPLES / "selfplay_ppo.py").read_text(encoding="utf-8")}

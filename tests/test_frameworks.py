@@ -161,7 +161,7 @@ def test_tianshou_pettingzoo_env_collector_and_replay_buffer() -> None:
     info = buffer.info
     assert info.dolmens.shape == (
         len(buffer._meta),
-        carnac_env.aec.info_dolmen_slots(carnac_env.core.make_board("small")),
+        carnac_env.envs.infos.info_dolmen_slots(carnac_env.core.make_board("small")),
     )
     done = buffer.terminated[: len(buffer)]
     assert done.any() and set(np.unique(info.winner[: len(buffer)][done])) <= {-1, 0, 1}
@@ -282,20 +282,20 @@ def test_rllib_module_is_our_own_and_masks_illegal_actions() -> None:
 
 
 def test_rllib_observations_wrapper_renames_the_key_and_keeps_the_game() -> None:
-    """carnac_env.rllib: the planes under "observations" as float32, the same game (no Ray needed)."""
+    """carnac_env.envs.rllib: the planes under "observations" as float32, the same game (no Ray needed)."""
     from pettingzoo.test import api_test
 
-    import carnac_env.rllib
+    import carnac_env.envs.rllib
 
     for flatten in (False, True):
-        api_test(carnac_env.rllib.env(board="small", flatten=flatten), num_cycles=40)
-    env = carnac_env.rllib.env(board="small", flatten=True)
+        api_test(carnac_env.envs.rllib.env(board="small", flatten=flatten), num_cycles=40)
+    env = carnac_env.envs.rllib.env(board="small", flatten=True)
     plain = carnac_env.env(board="small")
     space = env.observation_space("player_0")
     assert set(space) == {"observations", "action_mask"}
     assert space["observations"].shape == (5 * 8 * 9,) and space["observations"].dtype == np.float32
     assert space["observations"].high.max() == 28  # the supply plane's bound survives
-    assert carnac_env.rllib.env(board="small").observation_space("player_1")["observations"].shape == (5, 8, 9)
+    assert carnac_env.envs.rllib.env(board="small").observation_space("player_1")["observations"].shape == (5, 8, 9)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
     plain.reset(seed=0)
@@ -317,7 +317,7 @@ def test_rllib_stock_module_needs_the_observations_key() -> None:
     require("ray")
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-    import carnac_env.rllib
+    import carnac_env.envs.rllib
 
     env = carnac_env.env(board="small")
     with pytest.raises(KeyError, match="observations"):
@@ -326,7 +326,7 @@ def test_rllib_stock_module_needs_the_observations_key() -> None:
             action_space=env.action_space("player_0"),
             model_config={},
         )
-    wrapped = carnac_env.rllib.env(board="small", flatten=True)
+    wrapped = carnac_env.envs.rllib.env(board="small", flatten=True)
     module = ActionMaskingTorchRLModule(
         observation_space=wrapped.observation_space("player_0"),
         action_space=wrapped.action_space("player_0"),
@@ -351,11 +351,11 @@ def test_rllib_ppo_trains_with_the_stock_action_masking_module(flatten: bool, mo
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     from ray.tune.registry import register_env
 
-    import carnac_env.rllib
+    import carnac_env.envs.rllib
 
     def make(config: dict) -> PettingZooEnv:
         raw = carnac_env.raw_env(board=config["board"])
-        return PettingZooEnv(carnac_env.rllib.RLlibObservations(raw, flatten=config["flatten"]))
+        return PettingZooEnv(carnac_env.envs.rllib.RLlibObservations(raw, flatten=config["flatten"]))
 
     register_env("carnac_raw_rllib", make)
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -382,9 +382,9 @@ def test_rllib_ppo_trains_with_the_stock_action_masking_module(flatten: bool, mo
 def test_rllib_env_creator_for_register_env() -> None:
     require("torch")
     require("ray")
-    import carnac_env.rllib
+    import carnac_env.envs.rllib
 
-    env = carnac_env.rllib.multi_agent_env({"board": "petit_menec", "flatten": True})
+    env = carnac_env.envs.rllib.multi_agent_env({"board": "petit_menec", "flatten": True})
     observations, _ = env.reset(seed=0)
     assert list(observations) == ["player_0"]
     assert observations["player_0"]["observations"].shape == (6 * 6 * 9,)

@@ -35,9 +35,9 @@ class StandIn:
         self.rng = np.random.default_rng(seed)
         self.calls = 0
 
-    def act(self, env) -> int:
+    def act(self, state) -> int:
         self.calls += 1
-        legal = env.unwrapped.game.legal_actions()
+        legal = state.legal_actions()
         return int(legal[self.rng.integers(len(legal))])
 
 
@@ -180,11 +180,11 @@ class Gated:
         self.gates: list[threading.Event] = [threading.Event() for _ in range(8)]
         self.calls = 0
 
-    def act(self, env) -> int:
+    def act(self, state) -> int:
         gate = self.gates[self.calls]
         self.calls += 1
         assert gate.wait(30), "the test never opened the gate"
-        return min(env.unwrapped.game.legal_actions())
+        return min(state.legal_actions())
 
 
 def _answer(controller: GuiController, gate: threading.Event) -> int | None:

@@ -1,4 +1,4 @@
-"""The single-agent Gymnasium env carnac_env/Carnac-v0 (carnac_env.gym_env)."""
+"""The single-agent Gymnasium env carnac_env/Carnac-v0 (carnac_env.envs.gym)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from gymnasium.utils.env_checker import check_env
 from carnac_env.agents import RandomAgent
 from carnac_env.core import legal_mask, observation_planes
 from carnac_env.core.game import RESPOND
+from carnac_env.envs.gym import CarnacEnv
+from carnac_env.envs.infos import GymInfo
+from carnac_env.envs.opponents import make_opponent
+from carnac_env.envs.registration import ENV_ID, register_envs
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import CarnacEnv, GymInfo, make_opponent
-from carnac_env.registration import ENV_ID, register_envs
 
 register_envs()
 
@@ -23,8 +25,8 @@ register_envs()
 class Decliner:
     """Always declines; otherwise places on the first empty square."""
 
-    def act(self, env) -> int:
-        game = env.unwrapped.game
+    def act(self, state) -> int:
+        game = state
         legal = game.legal_actions()
         return legal[-1] if game.phase == RESPOND else legal[0]
 
@@ -32,8 +34,8 @@ class Decliner:
 class Tilter:
     """Tilts whenever it can; otherwise places on the last empty square with orientation 0."""
 
-    def act(self, env) -> int:
-        game = env.unwrapped.game
+    def act(self, state) -> int:
+        game = state
         legal = game.legal_actions()
         if game.phase == RESPOND:
             return legal[0]
@@ -285,7 +287,7 @@ def test_an_opponent_that_plays_illegally_is_reported() -> None:
 
 
 def test_the_random_opponent_is_the_random_agent_and_replays_per_seed() -> None:
-    """One opponent protocol: "random" is the package's random agent (act(env)), re-seeded at
+    """One opponent protocol: "random" is the package's random agent (act(state)), re-seeded at
     every reset, so the same seed replays the same game."""
     assert isinstance(make_opponent("random", seed=3), RandomAgent)
     with pytest.raises(CarnacError, match="opponent"):
@@ -315,12 +317,12 @@ class Breakable:
     def __init__(self, broken: bool = False, bad=None) -> None:
         self.broken, self.bad = broken, bad
 
-    def act(self, env) -> int:
+    def act(self, state) -> int:
         if self.broken:
             if self.bad is None:
                 raise RuntimeError("the opponent's network crashed")
             return self.bad
-        return min(env.unwrapped.game.legal_actions())
+        return min(state.legal_actions())
 
 
 @pytest.mark.parametrize("bad", [None, -5, 10**6])

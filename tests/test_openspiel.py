@@ -1,4 +1,4 @@
-"""carnac_env.openspiel: Carnac as the OpenSpiel Python game ``python_carnac`` (docs/openspiel.md).
+"""carnac_env.envs.openspiel: Carnac as the OpenSpiel Python game ``python_carnac`` (docs/openspiel.md).
 
 OpenSpiel's own conformance test, its MCTSBot through ``evaluate_bots``, clones and the two
 serialisations, a lockstep game against the PettingZoo env, and Shimmy's round trip back to
@@ -22,7 +22,7 @@ from carnac_env.core.actions import tilt_base
 from carnac_env.errors import CarnacError, IllegalActionError, RecordError
 
 pyspiel = require("pyspiel", "the openspiel extra")
-cos = importlib.import_module("carnac_env.openspiel")  # registers python_carnac
+cos = importlib.import_module("carnac_env.envs.openspiel")  # registers python_carnac
 
 
 def _play(state, actions) -> None:

@@ -88,3 +88,11 @@ def test_index_page_quick_start_runs() -> None:
 @pytest.mark.parametrize("line", ["pip install -e .", 'pip install -e ".[test]"'])
 def test_readme_says_how_to_install_from_a_clone(line: str) -> None:
     assert line in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_version_is_the_one_the_metadata_declares() -> None:
+    """One version: carnac_env._version (which the arena and the cards record) and pyproject's."""
+    import carnac_env
+    from carnac_env._version import __version__
+
+    assert __version__ == PROJECT["version"] == carnac_env.__version__

@@ -168,8 +168,8 @@ def _no_import(spec: str, path: str) -> object:
 def test_mutated_panel_files_load_with_built_in_members_or_give_a_carnac_error(tmp_path: Path, raw: bytes) -> None:
     path = tmp_path / "panel.json"
     path.write_bytes(raw)
-    # the one place a spec imports a module (carnac_env.agents.base._import_target)
-    with mock.patch("carnac_env.agents.base._import_target", _no_import):
+    # the one place a spec imports a module (carnac_env.agents.user_code._import_target)
+    with mock.patch("carnac_env.agents.user_code._import_target", _no_import):
         try:
             panel = load_panel(path, None)
         except CarnacError:

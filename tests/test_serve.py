@@ -43,11 +43,11 @@ def test_the_session_plays_checks_and_undoes():
     assert session.opponent_to_act and not session.your_turn
     with pytest.raises(ConflictError, match="turn"):
         session.play("decline")
-    # The agent answers through opponent_env: the position as an AEC env.
-    env = session.opponent_env()
-    assert env.unwrapped.game == session.state
+    # The agent answers through opponent_state: a copy of the position.
+    position = session.opponent_state()
+    assert position == session.state and position is not session.state
     generation = session.generation
-    assert session.apply_opponent(generation, env.unwrapped.parse_action("decline"))
+    assert session.apply_opponent(generation, position.legal_actions()[-1])  # the decline
     assert not session.apply_opponent(generation - 1, 0)  # an answer to an older position is dropped
     session.play("d4 Wew")  # Red places again after the decline
     assert session.undo() == 1 and len(session.actions) == 2 and session.your_turn
@@ -89,11 +89,17 @@ class Client:
     def __init__(self, url: str) -> None:
         self.url = url
 
-    def call(self, path: str, method: str = "GET", body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:
+    def call(
+        self, path: str, method: str = "GET", body: Any = None, raw: bytes | None = None, headers: dict | None = None
+    ) -> tuple[int, Any]:
+        """The status and the JSON answer (or the text) of a request sent as the page sends it:
+        JSON, with this server's Origin (``headers`` add to or replace those)."""
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        request = urllib.request.Request(
-            self.url + path, method=method, data=data, headers={"Content-Type": "application/json"}
-        )
+        if method == "POST" and data is None:
+            data = b""
+        sent = {"Content-Type": "application/json", "Origin": self.url.rstrip("/")}
+        sent.update(headers or {})
+        request = urllib.request.Request(self.url + path, method=method, data=data, headers=sent)
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
                 text = answer.read()
@@ -105,8 +111,8 @@ class Client:
         except ValueError:
             return status, text.decode("utf-8", "replace")
 
-    def wait(self, game: str, timeout: float = 60) -> dict:
-        """The game once the agent has stopped thinking."""
+    def wait(self, game: str, timeout: float = 180) -> dict:
+        """The game once the agent has stopped thinking (a first move may compile the engine)."""
         import time
 
         end = time.monotonic() + timeout
@@ -125,7 +131,9 @@ def server():
 
     agents = ["greedy", "random", "mcts:sims=40", "az:sims=8", "test_serve.BlockedAgent"]
     with Server(port=0, agents=agents) as running:
-        yield Client(running.url)
+        client = Client(running.url)
+        client.server = running
+        yield client
 
 
 def test_bad_requests_get_clear_errors_and_never_break_the_server(server):
@@ -183,6 +191,133 @@ def test_a_page_elsewhere_cannot_reach_a_server_on_this_machine(server):
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(request, timeout=30)
     assert err.value.code == 403
+    answer = json.loads(err.value.read())  # the reason is said (it used to be lost)
+    assert "this machine only" in answer["error"] and "attacker.example" in answer["error"]
+
+
+def test_cross_site_requests_are_refused_and_change_nothing(server):
+    """A text/plain POST from any web page used to create games (and 100 of them evicted a
+    student's game); now a change needs JSON and this server's Origin, or the page's token."""
+    client, games = server, server.server.games
+    status, view = client.call("api/games", "POST", {"board": "small", "opponent": "greedy"})
+    assert status == 201
+    student = view["id"]
+    before = len(games.games)
+    own = client.url.rstrip("/")
+    refused = [
+        ({"Content-Type": "text/plain"}, 415, "must be JSON"),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "must be JSON"),
+        ({"Content-Type": ""}, 415, "must be JSON"),
+        ({"Origin": "http://attacker.example"}, 403, "another site"),
+        ({"Origin": "null"}, 403, "another site"),
+        ({"Origin": own + ".attacker.example"}, 403, "another site"),
+        ({"Origin": None}, 403, "needs an Origin"),
+        ({"Origin": None, "X-Carnac-Token": "guess"}, 403, "needs an Origin"),
+        ({"Sec-Fetch-Site": "cross-site"}, 403, "another site"),
+    ]
+    for headers, expected, words in refused:
+        sent = {k: v for k, v in headers.items() if v is not None}
+        if headers.get("Origin", "") is None:
+            request = urllib.request.Request(
+                client.url + "api/games",
+                data=b'{"board": "small"}',
+                headers={"Content-Type": "application/json", **{k: v for k, v in sent.items() if k != "Origin"}},
+            )
+            try:
+                urllib.request.urlopen(request, timeout=30)
+                status, answer = 200, {}
+            except urllib.error.HTTPError as err:
+                status, answer = err.code, json.loads(err.read())
+        else:
+            status, answer = client.call("api/games", "POST", {"board": "small"}, headers=sent)
+        assert status == expected and words in answer["error"], (headers, status, answer)
+        for path in (f"api/games/{student}/move", f"api/games/{student}/undo"):
+            if headers.get("Origin", "") is not None:
+                status, _ = client.call(path, "POST", {"move": "a1 Rns"}, headers=sent)
+                assert status == expected, (path, headers, status)
+    assert len(games.games) == before and student in games.games
+    assert client.call(f"api/games/{student}")[1]["moves"] == []
+    # the page's own token, without an Origin (a client that sends none), is let through
+    request = urllib.request.Request(
+        client.url + "api/games",
+        data=b'{"board": "small"}',
+        headers={"Content-Type": "application/json", "X-Carnac-Token": games.token},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        assert answer.status == 201
+    status, page = client.call("")
+    assert status == 200 and f'content="{games.token}"' in page
+
+
+def test_nothing_may_frame_the_page(server):
+    for path in ("", "api/options", "nothing/here"):
+        request = urllib.request.Request(server.url + path)
+        try:
+            answer = urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as err:
+            answer = err
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    ("name", "loopback", "allowed"),
+    [
+        ("localhost", True, True),
+        ("127.0.0.1", True, True),
+        ("127.0.0.2", True, True),
+        ("127.255.255.254", True, True),
+        ("[::1]", True, True),
+        ("::1", True, True),
+        ("LOCALHOST.", True, True),
+        ("attacker.example", True, False),
+        ("127.0.0.1.attacker.example", True, False),
+        ("localhost.attacker.example", True, False),
+        ("10.0.0.1", True, False),
+        ("", True, False),
+        ("10.0.0.1", False, True),
+        ("myhost", False, True),
+        ("attacker.example", False, False),
+    ],
+)
+def test_the_host_check_covers_every_loopback_address(name, loopback, allowed):
+    require("tornado", "the serve extra")
+    from carnac_env.serve.app import host_allowed
+
+    assert host_allowed(name, loopback, frozenset({"myhost"})) is allowed
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "127.1", "localhost"])
+def test_a_server_on_any_loopback_address_refuses_other_hosts(host):
+    """With --host 127.0.0.2 or 127.1 the Host check used to be off (Host: attacker.example got
+    200), which opened the server to DNS rebinding."""
+    require("tornado", "the serve extra")
+    from carnac_env.serve import Server, is_loopback
+
+    assert is_loopback(host)
+    with Server(host=host, port=0, agents=["greedy"], boards=["small"]) as running:
+        assert running.loopback
+        request = urllib.request.Request(running.url + "api/options", headers={"Host": "attacker.example"})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(request, timeout=30)
+        assert err.value.code == 403
+        status, _ = Client(running.url).call("api/options")
+        assert status == 200
+
+
+def test_small_faults_are_clear_errors(server):
+    client = server
+    status, answer = client.call("api/games", "POST", raw=b"[" * 16000)  # was a 500 (RecursionError)
+    assert status == 400 and "not JSON" in answer["error"]
+    for raw in (b'{"seat": NaN}', b'{"seed": ' + b"9" * 5000 + b"}", b'{"seat": Infinity}'):
+        status, answer = client.call("api/games", "POST", raw=raw)
+        assert status == 400 and "not JSON" in answer["error"], raw[:20]
+    status, answer = client.call("api/games", "POST", {"seat": 1.0})  # was accepted
+    assert status == 400 and "seat=1.0" in answer["error"]
+    status, answer = client.call("100%25done")  # the 404 text used to show %%
+    assert status == 404 and answer["error"].startswith("nothing at /100%25done;")
+    assert "%%" not in answer["error"]
 
 
 class BlockedAgent:
@@ -194,10 +329,12 @@ class BlockedAgent:
     def __init__(self, seed: int = 0) -> None:
         pass
 
-    def act(self, env: Any) -> int:
+    def act(self, state: Any) -> int:
+        from carnac_env.agents import observe
+
         BlockedAgent.started.set()
         assert BlockedAgent.go.wait(60)
-        return int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+        return int(np.flatnonzero(observe(state)["action_mask"])[0])
 
 
 def test_the_server_answers_while_an_agent_thinks(server):
@@ -237,6 +374,7 @@ def test_a_whole_game_against_each_kind_of_agent(server, opponent):
         assert not view["agent_error"], view["agent_error"]
         if view["result"] is not None:
             break
+        assert view["your_turn"], {k: view[k] for k in ("thinking", "agent_error", "to_act", "moves") if k in view}
         choices = [o["action"] for p in view["placements"] for o in p["orientations"]] or [
             a["action"] for a in view["answers"]
         ]
@@ -333,6 +471,37 @@ def test_a_whole_game_with_clicks_in_a_headless_browser(server):
         driver.quit()
 
 
+def test_a_page_elsewhere_can_neither_frame_the_game_nor_create_one(server, tmp_path):
+    """In a real browser: a page from another origin frames the server (refused: frame-ancestors)
+    and posts to it as a form would, text/plain (refused: no game is created)."""
+    from test_replay_html import _browser
+
+    before = len(server.server.games.games)
+    page = tmp_path / "elsewhere.html"
+    page.write_text(
+        "<!DOCTYPE html><html><body>"
+        f'<iframe id="frame" src="{server.url}" width="400" height="300"></iframe>'
+        "<script>window.posted = 'pending';"
+        f"fetch('{server.url}api/games', {{method: 'POST', mode: 'no-cors', body: '{{}}',"
+        " headers: {'Content-Type': 'text/plain'}}).then(function () { window.posted = 'sent'; },"
+        " function () { window.posted = 'failed'; });</script></body></html>",
+        encoding="utf-8",
+    )
+    driver = _browser()
+    try:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        driver.get(page.resolve().as_uri())
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return window.posted") != "pending")
+        driver.switch_to.frame(driver.find_element(By.ID, "frame"))
+        assert not driver.find_elements(By.ID, "start")  # the game page did not load in the frame
+        driver.switch_to.default_content()
+    finally:
+        driver.quit()
+    assert len(server.server.games.games) == before
+
+
 # --------------------------------------------------------------------------- the command
 def test_carnac_serve_prints_where_to_play_and_serves_the_page():
     import os
@@ -346,6 +515,7 @@ def test_carnac_serve_prints_where_to_play_and_serves_the_page():
         [sys.executable, "-m", "carnac_env.cli", "serve", "--help"], capture_output=True, text=True, timeout=120
     ).stdout
     assert "127.0.0.1" in help_text and "--agents" in help_text and "\naz " in help_text
+    assert "--memory" in help_text and "(default 1024)" in help_text  # the bound, stated
     process = subprocess.Popen(
         [sys.executable, "-m", "carnac_env.cli", "serve", "--port", "0", "--agents", "greedy,random"],
         stdout=subprocess.PIPE,
@@ -367,7 +537,15 @@ def test_carnac_serve_prints_where_to_play_and_serves_the_page():
 
 def test_a_bad_setting_is_refused_before_serving():
     require("tornado", "the serve extra: pip install -e '.[serve]'")
+    from carnac_env.cli import main
     from carnac_env.serve import Server
+
+    with pytest.raises(CarnacError, match="no boards"):
+        Server(port=0, boards=[])
+    with pytest.raises(CarnacError, match="no agents"):
+        Server(port=0, agents=[])
+    assert main(["serve", "--port", "0", "--boards", ","]) == 2  # used to serve a 500 for every game
+    assert main(["serve", "--port", "0", "--agents", ","]) == 2
 
     with pytest.raises(CarnacError, match="unknown agent"):
         Server(port=0, agents=["greedy", "nonsense"])

@@ -16,8 +16,7 @@ import pytest
 from carnac_env.core import GameState, make_board
 from carnac_env.core.actions import tilt_colours
 from carnac_env.core.observation import legal_mask, observation_planes
-from carnac_env.errors import CarnacError
-from carnac_env.symmetry import (
+from carnac_env.core.symmetry import (
     AXIS_SWAPPING,
     SHAPE_KEEPING,
     TRANSFORMS,
@@ -30,6 +29,7 @@ from carnac_env.symmetry import (
     transform_observation,
     transform_state,
 )
+from carnac_env.errors import CarnacError
 
 # (board name, rules): non-square official boards, a square official one, small custom ones
 # (square and not, a one-row board where north/south tilts never fit).

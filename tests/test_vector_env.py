@@ -1,4 +1,4 @@
-"""The Gymnasium vector env over the batched engine (carnac_env.vector_env)."""
+"""The Gymnasium vector env over the batched engine (carnac_env.envs.vector)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from carnac_env.core import legal_mask, observation_planes
-from carnac_env.env_common import GymInfo, VectorInfo
+from carnac_env.envs.gym import CarnacEnv
+from carnac_env.envs.infos import GymInfo, VectorInfo
+from carnac_env.envs.registration import ENV_ID, register_envs
+from carnac_env.envs.vector import CarnacVectorEnv
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.gym_env import CarnacEnv
-from carnac_env.registration import ENV_ID, register_envs
-from carnac_env.vector_env import CarnacVectorEnv
 
 register_envs()
 
@@ -22,8 +24,8 @@ register_envs()
 class FirstLegal:
     """The single-env twin of the ``first_legal`` policy below."""
 
-    def act(self, env) -> int:
-        return min(env.unwrapped.game.legal_actions())
+    def act(self, state) -> int:
+        return min(state.legal_actions())
 
 
 def first_legal(observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
@@ -372,7 +374,6 @@ def test_illegal_learner_actions_raise_and_change_nothing() -> None:
         ({"opponent": "nonsense"}, "unknown agent"),
         ({"num_envs": 0}, "num_envs"),
         ({"board": "atlantis"}, "unknown board"),
-        ({"backend": "gpu"}, "backend"),
         ({"autoreset_mode": AutoresetMode.DISABLED}, "autoreset_mode"),
         ({"max_episode_steps": 0}, "max_episode_steps"),
         ({"observation": "rgb"}, "observation"),
@@ -464,11 +465,6 @@ def test_unknown_keywords_are_a_type_error() -> None:
         CarnacVectorEnv(2, board="small", frameskip=4)
 
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-
 @settings(deadline=None, max_examples=100)
 @given(
     actions=st.one_of(
@@ -522,3 +518,21 @@ def test_fuzz_vector_reset_is_a_package_error_or_a_reset(seed, options) -> None:
         np.testing.assert_array_equal(envs.seats, seats)
     else:
         np.testing.assert_array_equal(infos["action_mask"], envs.action_masks())
+
+
+def test_an_opponent_agent_gets_the_game_and_the_vector_env_holds_no_aec_env() -> None:
+    """The agent protocol on a GameState: no hidden AEC env behind the vector env."""
+    from carnac_env.core.game import GameState
+    from carnac_env.envs.aec import raw_env
+
+    seen = []
+
+    class Watching(FirstLegal):
+        def act(self, state) -> int:
+            seen.append(type(state))
+            return super().act(state)
+
+    envs = CarnacVectorEnv(3, board="petit_menec", opponent=Watching(), seat=1)
+    envs.reset(seed=0)
+    assert seen and set(seen) == {GameState}
+    assert not any(isinstance(value, raw_env) for value in vars(envs).values())

@@ -15,14 +15,15 @@ simulations over it, evaluating one leaf per simulation, and plays:
 a decline the placer places again); the search's one backup (:func:`carnac_env.search.tree.backup`)
 takes each value for the player who chose each edge, so nothing assumes alternation.
 
-Options (spec ``az:sims=200:c=1.5:model=PATH``):
+Options (spec ``az:sims=200:c=1.5:model=PATH``; their defaults are those declared on
+:class:`AZAgent`, which ``carnac agents`` lists):
 
-* ``sims``: simulations per move (default 200; ``sims=0`` plays the raw policy: the legal
-  action with the highest network logit, no search);
-* ``c``: the PUCT exploration constant (default 1.5);
-* ``rule``: ``puct`` or ``gumbel``; ``considered``: Gumbel's root actions (default 16);
-* ``lanes``: leaves evaluated per network call (default 8; virtual losses keep them apart):
-  fewer, slower calls than one leaf at a time, for about the same play;
+* ``sims``: simulations per move (``sims=0`` plays the raw policy: the legal action with the
+  highest network logit, no search);
+* ``c``: the PUCT exploration constant;
+* ``rule``: ``puct`` or ``gumbel``; ``considered``: Gumbel's root actions;
+* ``lanes``: leaves evaluated per network call (virtual losses keep them apart): fewer, slower
+  calls than one leaf at a time, for about the same play;
 * ``model``: a model file (``.npz``, :func:`carnac_env.models.save`) or the name of a shipped
   model (``general``, or a board's specialist such as ``small``); by default
   :func:`~carnac_env.models.default_model`: the board's own specialist where one is shipped and
@@ -37,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from carnac_env import _checks
-from carnac_env.agents.base import SearchAgent, register
+from carnac_env.agents.base import SeededAgent, option
+from carnac_env.agents.registry import register
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
@@ -65,42 +66,30 @@ def check_board(net: PolicyValueNet, state: GameState) -> None:
         )
 
 
-class AZAgent(SearchAgent):
+@register
+class AZAgent(SeededAgent):
     """Search over a policy-value network; see the module docstring for the options."""
 
     name = "az"
+    description = "AlphaZero-style: search guided by a trained policy-value network, run with numpy alone (no PyTorch)"
 
-    def __init__(
-        self,
-        seed: int = 0,
-        sims: int = 200,
-        c: float = 1.5,
-        model: str = "",
-        rule: str = "puct",
-        considered: int = 16,
-        lanes: int = 8,
-    ) -> None:
-        super().__init__(seed)
-        self.sims = _checks.whole("az option sims", sims, 0, 1_000_000)
-        self.c = _checks.number("az option c", c, 0.0)
-        self.rule = _checks.choice("az option rule", rule, RULES)
-        self.considered = _checks.whole("az option considered", considered, 1, 4096)
-        self.lanes = _checks.whole("az option lanes", lanes, 1, 256)
-        if not isinstance(model, str):
-            raise CarnacError(f"az option model={model!r}; expected a file name or a shipped model name")
-        self.model = model
-        self._net: PolicyValueNet | None = cached(model_path(model)) if model else None
+    sims: int = option(
+        200, "simulations per move, the search budget; 0: the raw policy (no search)", low=0, high=1_000_000
+    )
+    c: float = option(1.5, "PUCT exploration constant", low=0.0)
+    rule: str = option(
+        "puct", "search rule: puct (the most visited move) or gumbel (sequential halving)", choices=RULES
+    )
+    considered: int = option(16, "gumbel: root actions sequential halving starts from", low=1, high=4096)
+    lanes: int = option(8, "leaves evaluated per network call (virtual losses keep them apart)", low=1, high=256)
+    model: str = option(
+        "", "a .npz file from carnac train or a shipped model's name; default: the board's specialist, else general"
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._net: PolicyValueNet | None = cached(model_path(self.model)) if self.model else None
         self._search: Search | None = None
-
-    @property
-    def spec(self) -> str:
-        """The spec string that builds this agent again."""
-        spec = f"az:sims={self.sims}"
-        spec += f":c={self.c:g}" if self.c != 1.5 else ""
-        spec += f":rule={self.rule}" if self.rule != "puct" else ""
-        spec += f":considered={self.considered}" if self.considered != 16 else ""
-        spec += f":lanes={self.lanes}" if self.lanes != 8 else ""
-        return spec + (f":model={self.model}" if self.model else "")
 
     def __getstate__(self) -> dict:
         data = dict(self.__dict__)
@@ -139,22 +128,3 @@ class AZAgent(SearchAgent):
         search.set_games([state])
         search.run(self.sims)
         return search.best_action(0) if self.rule == "puct" else search.gumbel_action(0)
-
-
-register(
-    "az",
-    AZAgent,
-    {
-        "sims": (int, 200, "simulations per move, the search budget; 0: the raw policy (no search)"),
-        "c": (float, 1.5, "PUCT exploration constant"),
-        "rule": (str, "puct", "search rule: puct (the most visited move) or gumbel (sequential halving)"),
-        "considered": (int, 16, "gumbel: root actions sequential halving starts from"),
-        "lanes": (int, 8, "leaves evaluated per network call (virtual losses keep them apart)"),
-        "model": (
-            str,
-            "",
-            "a .npz file from carnac train or a shipped model's name; default: the board's specialist, else general",
-        ),
-    },
-    "AlphaZero-style: search guided by a trained policy-value network, run with numpy alone (no PyTorch)",
-)

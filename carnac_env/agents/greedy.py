@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from carnac_env.agents.base import SearchAgent, register
+from carnac_env.agents.base import SeededAgent
+from carnac_env.agents.registry import register
 from carnac_env.batch import BatchGame
 from carnac_env.batch.rules import play
 from carnac_env.batch.scoring import dolmen_winner
@@ -241,10 +242,12 @@ def engine_action_values(engine: BatchGame, index: int, slots: _Slots | None = N
     return [(float(v), int(a)) for v, a in zip(slots.values[:count], slots.actions[:count])]
 
 
-class GreedyAgent(SearchAgent):
+@register
+class GreedyAgent(SeededAgent):
     """One-move lookahead on :func:`evaluate`, minimax over the opponent's tilt/decline reply."""
 
     name = "greedy"
+    description = "one-move lookahead on dolmens and growing groups, minimax over the reply"
 
     def choose(self, state: GameState) -> int:
         """The best action by :func:`action_values`; a seeded random one among equals."""
@@ -252,6 +255,3 @@ class GreedyAgent(SearchAgent):
         best = max(v for v, _ in values)
         ties = [a for v, a in values if v >= best - 1e-9]
         return ties[int(self.rng.random() * len(ties))]
-
-
-register("greedy", GreedyAgent, {}, "one-move lookahead on dolmens and growing groups, minimax over the reply")

@@ -18,14 +18,15 @@ It plays the most visited root action (ties: the higher mean value, then the low
   :mod:`carnac_env.search.evaluators` (``Playouts``, ``Network``, ``Mixed``) and any rule
   (``UCT``, ``PUCT``); specs reach only the named options.
 
-Options (spec ``mcts:sims=800:c=1.4``):
+Options (spec ``mcts:sims=800:c=1.4``; their defaults are those declared on :class:`MCTSAgent`,
+which ``carnac agents`` lists):
 
-* ``sims``: new simulations per move (default 5000);
+* ``sims``: new simulations per move;
 * ``seconds``: a time budget per move instead (overrides ``sims``; not reproducible);
-* ``c``: the UCT exploration constant (default 1.0);
-* ``width``: search only the best ``width`` root actions by greedy's values (default 8; 0: all);
-* ``playouts``: random playouts per new leaf (default 1);
-* ``reuse``: keep the tree between moves (default true).
+* ``c``: the UCT exploration constant;
+* ``width``: search only the best ``width`` root actions by greedy's values (0: all);
+* ``playouts``: random playouts per new leaf;
+* ``reuse``: keep the tree between moves.
 
 With a ``sims`` budget the agent is deterministic for a given seed.
 """
@@ -34,52 +35,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from carnac_env import _checks
-from carnac_env.agents.base import SearchAgent, register
+from carnac_env.agents.base import SeededAgent, option
+from carnac_env.agents.registry import register
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import PUCT, UCT, Mixed, Network, Playouts, Search
 
 
-class MCTSAgent(SearchAgent):
+@register
+class MCTSAgent(SeededAgent):
     """Monte Carlo tree search; see the module docstring for the options.
 
     ``evaluator`` (a ``Playouts``, ``Network`` or ``Mixed``) and ``rule`` (a ``UCT`` or
-    ``PUCT``) override ``playouts`` and ``c``.
+    ``PUCT``) override ``playouts`` and ``c``; no spec reaches them.
     """
 
     name = "mcts"
+    description = "Monte Carlo tree search (UCT) with compiled random playouts"
 
-    def __init__(
-        self,
-        seed: int = 0,
-        sims: int = 5000,
-        seconds: float = 0.0,
-        c: float = 1.0,
-        width: int = 8,
-        playouts: int = 1,
-        reuse: bool = True,
-        rollout: str = "random",
-        evaluator: Playouts | Network | Mixed | None = None,
-        rule: UCT | PUCT | None = None,
-    ) -> None:
-        super().__init__(seed)
-        self.sims = _checks.whole("mcts option sims", sims, 1)
-        self.seconds = _checks.number("mcts option seconds", seconds, 0.0)
-        self.c = _checks.number("mcts option c", c, 0.0)
-        self.width = _checks.whole("mcts option width", width, 0)
-        self.playouts = _checks.whole("mcts option playouts", playouts, 1, 10_000)
-        self.reuse = _checks.flag("mcts option reuse", reuse)
-        if rollout != "random":
-            raise CarnacError(
-                f"mcts option rollout={rollout!r}: the only rollout is 'random' (compiled random playouts; "
-                "the Python, 'own' and 'eval' rollouts went with the compiled search). For another leaf "
-                "evaluator pass MCTSAgent(evaluator=...) with carnac_env.search.Playouts, Network or Mixed"
-            )
-        if rule is not None and not isinstance(rule, UCT | PUCT):
-            raise CarnacError(f"mcts rule must be carnac_env.search.UCT or PUCT, got {type(rule).__name__}")
-        self.evaluator = evaluator if evaluator is not None else Playouts(self.playouts)
-        self.rule = rule if rule is not None else UCT(self.c)
+    sims: int = option(5000, "new simulations per move", low=1)
+    seconds: float = option(0.0, "seconds per move instead of sims", low=0.0)
+    c: float = option(1.0, "UCT exploration constant", low=0.0)
+    width: int = option(8, "search only the N best root actions by greedy's values; 0 all", low=0)
+    playouts: int = option(1, "random playouts per new leaf", low=1, high=10_000)
+    reuse: bool = option(True, "keep the tree between moves")
+    evaluator: Playouts | Network | Mixed | None = None
+    rule: UCT | PUCT | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.rule is not None and not isinstance(self.rule, UCT | PUCT):
+            raise CarnacError(f"mcts rule must be carnac_env.search.UCT or PUCT, got {type(self.rule).__name__}")
+        if self.evaluator is None:
+            self.evaluator = Playouts(self.playouts)
+        if self.rule is None:
+            self.rule = UCT(self.c)
         self._search: Search | None = None
         #: Simulations run by the last call of :meth:`choose` (for benchmarks).
         self.last_sims = 0
@@ -93,15 +83,6 @@ class MCTSAgent(SearchAgent):
         data = dict(self.__dict__)
         data["_search"] = None  # the tree is compiled arrays; a copy starts afresh
         return data
-
-    @property
-    def spec(self) -> str:
-        """The spec string that builds this agent again (built-in options only)."""
-        budget = f"seconds={self.seconds:g}" if self.seconds else f"sims={self.sims}"
-        extra = (f":c={self.c:g}" if self.c != 1.0 else "") + (f":width={self.width}" if self.width != 8 else "")
-        extra += f":playouts={self.playouts}" if self.playouts != 1 else ""
-        extra += ":reuse=false" if not self.reuse else ""
-        return f"mcts:{budget}{extra}"
 
     @property
     def search(self) -> Search | None:
@@ -135,19 +116,3 @@ class MCTSAgent(SearchAgent):
             return legal[0]
         self.last_sims = search.run(self.sims, seconds=self.seconds)
         return search.best_action(0, ties="value")
-
-
-register(
-    "mcts",
-    MCTSAgent,
-    {
-        "sims": (int, 5000, "new simulations per move"),
-        "seconds": (float, 0.0, "seconds per move instead of sims"),
-        "c": (float, 1.0, "UCT exploration constant"),
-        "width": (int, 8, "search only the N best root actions by greedy's values; 0 all"),
-        "playouts": (int, 1, "random playouts per new leaf"),
-        "reuse": (bool, True, "keep the tree between moves"),
-        "rollout": (str, "random", "leaf evaluator: random (compiled random playouts)"),
-    },
-    "Monte Carlo tree search (UCT) with compiled random playouts",
-)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env._files import lock_folder
+from carnac_env._version import __version__
 from carnac_env.agents import make
 from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
 from carnac_env.arena.report import format_table, summarise
@@ -69,8 +70,6 @@ def run_arena(
         KeyboardInterrupt: Ctrl-C or SIGTERM (:class:`~carnac_env.arena.runner.ArenaTerminated`);
             the workers are stopped and the finished games stay in ``games.jsonl``.
     """
-    from carnac_env import __version__
-
     settings = ArenaSettings.check(agents, board, games, seed, openings)
     workers, bar_class = check_runner(workers, ray, progress)
     for spec in settings.agents:

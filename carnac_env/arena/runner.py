@@ -4,7 +4,8 @@ A runner takes the games still to play and yields ``(key, line)`` as each one fi
 any order; the caller (:func:`carnac_env.arena.run_arena`) stores the lines. Games run in
 this process (``workers=1``) or in a pool of spawned processes. Leaving the ``with`` block
 early (an error, Ctrl-C or SIGTERM) terminates the workers at once, so only finished
-games, already written, remain.
+games, already written, remain; and a worker whose parent dies (``kill -9``) ends itself at
+once (:func:`exit_with_parent`).
 
 Progress is counted in megaliths: every game is worth ``board.megaliths``, one for each
 placement, and a game that ends early (a full board) counts its unplaced megaliths when it
@@ -39,7 +40,8 @@ def play_game(
     on_progress: Callable[[int], None] | None = None,
     opening: tuple[int, ...] = (),
 ) -> GameRecord:
-    """Play one game on the AEC env between two agents (specs or agent objects).
+    """Play one game on the AEC env between two agents (specs or agent objects), each asked
+    for its moves with the game (``act(state)``).
 
     The agents are built (or re-seeded) with seeds derived from ``seed`` and their seat. The
     ``opening`` actions, if any, are played first (they are part of the game's record).
@@ -50,7 +52,7 @@ def play_game(
     Raises:
         CarnacError: an agent returned an illegal action (naming the agent and the move).
     """
-    from carnac_env.aec import raw_env
+    from carnac_env.envs.aec import raw_env
 
     env = raw_env(board=board if isinstance(board, Board) else make_board(board))
     env.reset(seed=seed)
@@ -71,7 +73,7 @@ def play_game(
             on_progress(1)
     while not game.is_over:
         seat = game.to_act
-        action = players[seat].act(env)
+        action = players[seat].act(game)
         placing = on_progress is not None and game.phase == PLACE
         try:
             env.step(action)
@@ -110,10 +112,37 @@ def _play_task(task: tuple[Board, ArenaGame]) -> Finished:
 
 def _start_worker(counter: Any = None) -> None:
     """Workers leave Ctrl-C to the main process, which stops them; ``counter`` is the shared
-    count of megaliths placed."""
+    count of megaliths placed. Each worker also ends itself as soon as its parent is gone
+    (:func:`exit_with_parent`), so a ``kill -9`` of the arena does not leave games playing on."""
     global _COUNTER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _COUNTER = counter
+    exit_with_parent()
+
+
+def exit_with_parent() -> None:
+    """In a process started by :mod:`multiprocessing`: end this process (``os._exit``) as soon
+    as its parent process ends, however it ends (a ``kill -9`` included).
+
+    A daemon thread waits on the parent's sentinel (the end of a pipe that the kernel closes
+    when the parent dies), so the worker notices at once, not when it asks for its next task;
+    the search kernels release Python's lock, so the thread runs even mid-search. Nothing is
+    done outside a multiprocessing child.
+    """
+    import multiprocessing
+    import os
+    import threading
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="carnac-parent-watch", daemon=True).start()
 
 
 #: Seconds between two looks at the workers' shared counter while no game finishes.

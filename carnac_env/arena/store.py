@@ -13,6 +13,7 @@ played again.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -25,16 +26,6 @@ from carnac_env.core.record import MAX_RECORD_BYTES, GameRecord
 from carnac_env.errors import CarnacError, RecordError
 
 Key = tuple[str, str, int]
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (:func:`carnac_env._files.write_text`): a reader
-    (or a kill) sees the old file or the new one, never half of one.
-
-    Raises:
-        CarnacError: the file cannot be written (naming it and why).
-    """
-    _files.write_text(path, text)
 
 
 def check_record(line: str, game: ArenaGame, board: Board) -> None:
@@ -96,13 +87,11 @@ class ArenaStore:
 
     def _read_settings(self) -> dict[str, Any]:
         path = self.settings_path
+        with _files.reading(path) as handle:  # a FIFO or a device is refused, never waited on
+            data = handle.read(MAX_RECORD_BYTES + 1)
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_RECORD_BYTES + 1)
             previous = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
-        except OSError as err:
-            raise CarnacError(f"cannot read {path}: {err.strerror or err}") from None
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep, a 5000-digit number
             previous = None
         if not isinstance(previous, dict):
             raise CarnacError(
@@ -141,20 +130,18 @@ class ArenaStore:
             return {}
         done: dict[Key, str] = {}
         good_bytes = 0
-        try:
-            with open(self.games_path, "rb") as handle:
-                for number, raw, last in _lines(handle):
-                    text = self._decode(number, raw, last)
-                    if text is None:
-                        break  # a torn last line: drop it, play the game again
-                    if text.strip():
-                        key = self._check_line(number, text, expected, board)
-                        done.setdefault(key, text.rstrip("\n"))
-                    good_bytes += len(raw)
-            if good_bytes != self.games_path.stat().st_size:
-                _files.truncate(self.games_path, good_bytes)
-        except OSError as err:
-            raise CarnacError(f"cannot read {self.games_path}: {err.strerror or err}") from None
+        with _files.reading(self.games_path) as handle:  # a FIFO or a device is refused, never waited on
+            size = os.fstat(handle.fileno()).st_size
+            for number, raw, last in _lines(handle):
+                text = self._decode(number, raw, last)
+                if text is None:
+                    break  # a torn last line: drop it, play the game again
+                if text.strip():
+                    key = self._check_line(number, text, expected, board)
+                    done.setdefault(key, text.rstrip("\n"))
+                good_bytes += len(raw)
+        if good_bytes != size:
+            _files.truncate(self.games_path, good_bytes)  # a hard link there is copied, never cut
         return done
 
     def _decode(self, number: int, raw: bytes, last: bool) -> str | None:
@@ -171,7 +158,7 @@ class ArenaStore:
         if last:
             try:
                 json.loads(text)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):  # not JSON, too deep, a 5000-digit number
                 return None  # a damaged last line: play the game again
         return text
 
@@ -181,7 +168,7 @@ class ArenaStore:
             record = json.loads(text)
             key = (record["pair"][0], record["pair"][1], record["game"])
             game = expected.get(key)
-        except (json.JSONDecodeError, RecursionError, KeyError, TypeError, IndexError):
+        except (ValueError, RecursionError, KeyError, TypeError, IndexError):  # ValueError: a 5000-digit number too
             raise CarnacError(f"{where} is not an arena game record; move the file away") from None
         if game is None:
             raise CarnacError(f"{where} holds game {key}, which is not part of this arena; use another --out")

@@ -304,10 +304,6 @@ class GameState:
             return {}
         return targets
 
-    def tilt_directions(self) -> list[int]:
-        """The directions (0 north, 1 east, 2 south, 3 west) the pending megalith may tilt."""
-        return list(self._pending_targets())
-
     def legal_actions(self) -> list[int]:
         """Every legal action number, in increasing order; empty once the game is over."""
         moves = self.moves()

@@ -12,7 +12,10 @@
 Colours in the notation are absolute (what a person sees); the action numbers are relative
 to the mover, so formatting and parsing a placement need to know who moves.
 The parser accepts any letter case, extra spaces, ``c4Rns`` without the space, direction
-words (``tilt north``) and the bare action number as a string.
+words (``tilt north``) and the bare action number as a string. The notation is ASCII: letters,
+the digits 0-9, spaces and tabs. Any other character (another script's digits such as ``١``,
+a full-width letter, a NUL or another control character, a no-break space) is refused with the
+character named, never read as a look-alike.
 """
 
 from __future__ import annotations
@@ -27,9 +30,27 @@ from carnac_env.errors import NotationError
 COLOUR_LETTERS = {1: "R", 2: "W"}
 DIRECTION_LETTERS = "NESW"
 
-_PLACE = re.compile(r"^([a-z]+)(\d+)\s*([rw])\s*(ns|ew)$")
-_SQUARE = re.compile(r"^([a-z]+)(\d+)$")
-_TILT = re.compile(r"^tilt\s*(n|e|s|w|north|east|south|west)$")
+_PLACE = re.compile(r"([a-z]+)([0-9]+) *([rw]) *(ns|ew)")
+_SQUARE = re.compile(r"([a-z]+)([0-9]+)")
+_TILT = re.compile(r"tilt *(n|e|s|w|north|east|south|west)")
+#: The characters of the notation (any case): letters, digits 0-9, space and tab.
+_ALLOWED = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \t")
+
+
+def _normalise(text: str) -> str:
+    """``text`` lower-cased with its runs of spaces and tabs made one space, trimmed.
+
+    Raises:
+        NotationError: a character outside the notation's ASCII letters, digits, spaces and
+            tabs, named with its code point and position.
+    """
+    for at, ch in enumerate(text):
+        if ch not in _ALLOWED:
+            raise NotationError(
+                f"{text[:40]!r}: character {ch!r} (U+{ord(ch):04X}) at position {at} is not part of the notation, "
+                "which is written with the letters a-z, the digits 0-9 and spaces"
+            )
+    return " ".join(text.lower().split())
 
 
 def _check_mover(mover: object) -> int:
@@ -69,7 +90,7 @@ def parse_square(board: Board, text: str) -> int:
     """
     if not isinstance(text, str):
         raise NotationError(f"a square name must be a string such as 'c4', got {text!r}")
-    match = _SQUARE.match(text.strip().lower())
+    match = _SQUARE.fullmatch(_normalise(text))
     if not match:
         raise NotationError(f"{text!r} is not a square name; expected a column letter and a row number such as 'c4'")
     return _square(board, match.group(1), match.group(2), text)
@@ -122,9 +143,7 @@ def parse_action(board: Board, text: str, mover: int) -> int:
     if not isinstance(text, str):
         raise NotationError(f"a move must be a string, got {type(text).__name__}")
     mover = _check_mover(mover)
-    norm = " ".join(text.strip().lower().split())
-    if norm.isdigit() and not norm.isascii():  # '²', '٣': digits to str.isdigit, not moves
-        raise NotationError(f"{text!r}: an action number is written with the digits 0-9")
+    norm = _normalise(text)  # ASCII only: '²', '٣', NUL and the like are refused here
     if norm.isdigit():
         if len(norm) > 9:  # int() of thousands of digits is slow or refused; no action is that large
             raise NotationError(
@@ -136,19 +155,19 @@ def parse_action(board: Board, text: str, mover: int) -> int:
         return action
     if norm in ("decline", "d", "pass"):
         return decline_action(board)
-    match = _TILT.match(norm)
+    match = _TILT.fullmatch(norm)
     if match:
         word = match.group(1)
         direction = DIRECTION_LETTERS.lower().index(word[0]) if len(word) == 1 else DIRECTION_NAMES.index(word)
         return tilt_action(board, direction)
-    match = _PLACE.match(norm)
+    match = _PLACE.fullmatch(norm)
     if match:
         letters, digits, colour, axis = match.groups()
         square = _square(board, letters, digits, text)
         top = 1 if colour == "r" else 2
         north_south = top if axis == "ns" else 3 - top
         return place_number(square, orientation_for(mover, top, north_south))
-    if _SQUARE.match(norm):
+    if _SQUARE.fullmatch(norm):
         raise NotationError(
             f"{text!r}: a placement needs the colour on top and the axis showing it, "
             f"for example '{norm} Rns' or '{norm} Wew'"

@@ -188,18 +188,18 @@ class GameRecord:
         """Read a record from a file: a single JSON record, or line ``line`` (1-based,
         counting non-blank lines) of a ``.jsonl`` file of records.
 
-        At most :data:`MAX_RECORD_BYTES` are read for the record, so any file (a folder, a
-        device, a huge file) gives an answer at once.
+        At most :data:`MAX_RECORD_BYTES` are read for the record, and only from a regular
+        file (a folder, a FIFO or a device is refused before it is read), so any path gives
+        an answer at once.
 
         Raises:
             RecordError: the file cannot be read, the line does not exist, or the text is
                 not a valid record (naming the file).
         """
-        try:
-            with open(path, "rb") as handle:
-                raw = _read_line(handle, path, line) if line is not None else _read_whole(handle, path)
-        except OSError as err:
-            raise RecordError(f"cannot read {path}: {err.strerror or err}") from None
+        from carnac_env._files import reading
+
+        with reading(path, error=RecordError) as handle:  # a FIFO or a device is refused, never waited on
+            raw = _read_line(handle, path, line) if line is not None else _read_whole(handle, path)
         try:
             return cls.from_json(_decode(raw, str(path)))
         except RecordError as err:

@@ -111,28 +111,33 @@ def _lying_pairs(name: str, board: Board, pairs: Any, cells: bytearray, kinds: b
     if not isinstance(pairs, list) or len(pairs) > board.megaliths:
         what = f"a list of {len(pairs)} pairs" if isinstance(pairs, list) else _short(pairs)
         raise CarnacError(f"{name}.lying must be a list of at most {board.megaliths} square pairs, got {what}")
-    squares, cols = board.squares, board.cols
-    covered = set()
+    covered: set[int] = set()
     for pair in pairs:
-        if not isinstance(pair, tuple) or len(pair) != 2:
-            raise CarnacError(f"{name}.lying pair {_short(pair)} is not a (square, square) tuple")
-        first, second = pair
-        if not (is_whole(first) and is_whole(second) and 0 <= first < squares and 0 <= second < squares):
-            raise CarnacError(f"{name}.lying pair {_short(pair)} is not two squares of the board (0..{squares - 1})")
-        gap = abs(first - second)
-        if not (gap == cols or (gap == 1 and first // cols == second // cols)):
-            raise CarnacError(f"{name}.lying pair {pair!r}: the squares are not orthogonally adjacent")
-        if kinds[first] != LYING or kinds[second] != LYING or cells[first] != cells[second]:
-            raise CarnacError(f"{name}.lying pair {pair!r}: both squares must be lying and show one colour")
+        first, second = _lying_pair(name, board, pair, cells, kinds)
         if first in covered or second in covered:
             twice = first if first in covered else second
             raise CarnacError(f"{name}.lying: square {twice} is in two lying pairs")
-        covered.add(first)
-        covered.add(second)
+        covered.update((first, second))
     if len(covered) != kinds.count(LYING):
-        square = next(s for s in range(squares) if kinds[s] == LYING and s not in covered)
+        square = next(s for s in range(board.squares) if kinds[s] == LYING and s not in covered)
         raise CarnacError(f"{name}: square {square} is lying but in no lying pair of {name}.lying")
     return len(pairs)
+
+
+def _lying_pair(name: str, board: Board, pair: Any, cells: bytearray, kinds: bytearray) -> tuple[int, int]:
+    """One lying pair, checked: two orthogonally adjacent squares that lie and show one colour."""
+    if not isinstance(pair, tuple) or len(pair) != 2:
+        raise CarnacError(f"{name}.lying pair {_short(pair)} is not a (square, square) tuple")
+    first, second = pair
+    squares, cols = board.squares, board.cols
+    if not all(is_whole(square) and 0 <= square < squares for square in pair):
+        raise CarnacError(f"{name}.lying pair {_short(pair)} is not two squares of the board (0..{squares - 1})")
+    gap = abs(first - second)
+    if not (gap == cols or (gap == 1 and first // cols == second // cols)):
+        raise CarnacError(f"{name}.lying pair {pair!r}: the squares are not orthogonally adjacent")
+    if kinds[first] != LYING or kinds[second] != LYING or cells[first] != cells[second]:
+        raise CarnacError(f"{name}.lying pair {pair!r}: both squares must be lying and show one colour")
+    return first, second
 
 
 def _short(value: Any) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from carnac_env import _checks
 from carnac_env._files import lock_folder, write_json, write_text
+from carnac_env._version import __version__
 from carnac_env.agents import make
 from carnac_env.arena.openings import MAX_OPENING_PLIES, random_opening
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, PRIOR_DRAWS, fit_against_anchors
@@ -94,8 +95,6 @@ def evaluate(
             for the whole evaluation); all before any game is played.
         KeyboardInterrupt: Ctrl-C or SIGTERM; finished games are kept for the resume.
     """
-    from carnac_env import __version__
-
     if not isinstance(agent, str) or not agent.strip():
         raise CarnacError(f"the agent to evaluate must be a spec string such as 'greedy', got {agent!r}")
     spec = agent.strip()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from carnac_env._files import write_json
 from carnac_env.errors import CarnacError
-from carnac_env.evaluate.panel import PANEL_DIR, _parse, build_panel
+from carnac_env.evaluate.panel import PANEL_DIR, build_panel, parse_panel
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         data = build_panel(
             args.arena_dir, args.name, args.version, args.command, args.anchor, args.games, args.seed, args.note
         )
-        _parse(data, out)
+        parse_panel(data, out)
     except CarnacError as err:
         print(f"carnac: error: {err}", file=sys.stderr)
         return 2

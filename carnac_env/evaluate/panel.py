@@ -129,7 +129,7 @@ def load_panel(
         path = PANEL_DIR / f"{panel}.json"
     else:
         raise CarnacError(f"unknown panel {panel!r}; the panels are: {', '.join(panel_ids())} (or a panel .json file)")
-    loaded = _parse(_read(path), path, trust_code)
+    loaded = parse_panel(_read(path), path, trust_code)
     if board is not None:
         wanted = board if isinstance(board, Board) else make_board(board)
         if wanted != loaded.board:
@@ -141,11 +141,10 @@ def load_panel(
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_RECORD_BYTES + 1)
-    except OSError as err:
-        raise CarnacError(f"cannot read the panel file {path}: {err.strerror or err}") from None
+    from carnac_env._files import reading
+
+    with reading(path, "the panel file") as handle:  # a FIFO or a device is refused, never waited on
+        data = handle.read(MAX_RECORD_BYTES + 1)
     try:
         value = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
     except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep, a 5000-digit number
@@ -155,9 +154,13 @@ def _read(path: Path) -> dict[str, Any]:
     return value
 
 
-def _parse(data: dict[str, Any], path: Path, trust_code: bool = False) -> Panel:
-    """Check a panel file's contents field by field (each step raises a CarnacError naming
-    the file and the field)."""
+def parse_panel(data: dict[str, Any], path: Path, trust_code: bool = False) -> Panel:
+    """The :class:`Panel` that a panel file's contents ``data`` describe (``path`` names the
+    file in errors), checked field by field.
+
+    Raises:
+        CarnacError: a field that does not check, naming the file and the field.
+    """
     name, version = _parse_identity(data, path)
     board = _parse_board(data, path)
     members = _parse_members(data, path, trust_code)

@@ -15,11 +15,13 @@ rules: a specialist on another board, or on the same board with other rules, is 
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
-from carnac_env.models.files import load, save
+from carnac_env.models.files import check_file, load, save
 from carnac_env.models.network import (
     FORMAT,
     MODEL_VERSION,
@@ -67,7 +69,13 @@ def model_path(name_or_path: str) -> Path:
     if name_or_path in shipped:
         return shipped[name_or_path]
     path = Path(name_or_path).expanduser()
-    if path.is_file():
+    try:
+        os.stat(path)
+        found = True
+    except OSError as err:  # missing; or a name too long, no permission: check_file says which
+        found = err.errno not in (errno.ENOENT, errno.ENOTDIR)
+    if found:
+        check_file(path)  # a folder, a FIFO, a device: said as it is
         return path
     raise CarnacError(
         f"model {name_or_path!r} is neither a file nor a shipped model (shipped: {', '.join(shipped) or 'none'})"

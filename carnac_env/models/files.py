@@ -99,14 +99,12 @@ def load(path: str | os.PathLike) -> PolicyValueNet:
             or version, a malformed header, or parameters that do not fit it.
     """
     path = Path(path)
-    name = repr(str(path))
-    if not path.is_file():
-        raise CarnacError(f"model file {name} does not exist (expected an .npz written by carnac_env.models.save)")
-    size = path.stat().st_size
+    name = _shown(path)
+    size = check_file(path).st_size
     if size > MAX_FILE_BYTES:
         raise CarnacError(f"model file {name} is {size} bytes; expected at most {MAX_FILE_BYTES}")
     try:
-        with open(path, "rb") as handle:
+        with _files.reading(path, "model file") as handle:  # a FIFO swapped in is refused, not waited on
             _check_end_record(handle, name)
             with zipfile.ZipFile(handle) as archive:
                 return _read(archive, name)
@@ -114,6 +112,40 @@ def load(path: str | os.PathLike) -> PolicyValueNet:
         raise
     except _UNREADABLE as err:
         raise CarnacError(f"model file {name} is not a readable .npz model ({type(err).__name__}: {err})") from None
+
+
+def _shown(path: Path) -> str:
+    """The path as messages show it (a very long one cut, with its length)."""
+    text = str(path)
+    return repr(text) if len(text) <= 200 else f"{text[:80]!r}... ({len(text)} characters)"
+
+
+def check_file(path: str | os.PathLike) -> os.stat_result:
+    """The ``stat`` of the model file ``path``, checked to be a regular file (a link to one is
+    followed).
+
+    Raises:
+        CarnacError: the path does not exist, cannot be looked at (too long a name, no
+            permission), or is a folder, a FIFO, a device or a socket, each said as it is.
+    """
+    import errno
+    import stat
+
+    name = _shown(Path(path))
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise CarnacError(
+                f"model file {name} does not exist (expected an .npz written by carnac_env.models.save)"
+            ) from None
+        raise CarnacError(f"cannot read model file {name}: {err.strerror or err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device"
+        if stat.S_ISSOCK(info.st_mode):
+            kind = "a socket"
+        raise CarnacError(f"model file {name} is {kind}, not a regular file (expected an .npz model)")
+    return info
 
 
 def _check_end_record(handle: IO[bytes], name: str) -> None:

@@ -10,18 +10,17 @@ No pygame here, so it runs (and is tested) anywhere.
 
 from __future__ import annotations
 
-import copy
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from carnac_env import _checks
-from carnac_env.aec import raw_env
 from carnac_env.core.actions import decline_action, decode, place_action, tilt_action
 from carnac_env.core.arithmetic import orientation_for, other_colour, tilt_colours
 from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
 from carnac_env.core.game import LYING, OVER, PLACE, PLAYER_NAMES, RESPOND, GameState
 from carnac_env.core.notation import COLOUR_LETTERS, action_to_text, square_name
 from carnac_env.core.record import GameRecord
+from carnac_env.envs.aec import raw_env
 from carnac_env.errors import CarnacError
 from carnac_env.play.view import BUTTON_LABELS, Button, GuiView, colour_name, piece_part
 from carnac_env.render.image import ImageRenderer
@@ -57,7 +56,7 @@ class GuiController:
 
     Args:
         board: the board (a name or a :class:`Board`).
-        opponent: the computer: any agent with ``act(env) -> int`` (see
+        opponent: the computer: any agent with ``act(state) -> int`` (see
             :func:`carnac_env.agents.make`).
         seat: the human's player number (0 Red, who moves first, or 1 White).
         opponent_name: how the computer is named on screen and in the record.
@@ -269,12 +268,12 @@ class GuiController:
         if self.is_over or self.human_to_act:
             return None
         if self._executor is None:
-            return self._computer_plays(int(self.opponent.act(self.env)))
+            return self._computer_plays(int(self.opponent.act(self.state)))
         if self._future is None:
             self._generation += 1
             generation = self._generation
-            env_copy = copy.deepcopy(self.env)
-            self._future = self._executor.submit(lambda: (generation, int(self.opponent.act(env_copy))))
+            position = self.state.copy()
+            self._future = self._executor.submit(lambda: (generation, int(self.opponent.act(position))))
             self.message = f"{self.opponent_name.capitalize()} is thinking..."
             return None
         if not self._future.done():

@@ -38,7 +38,7 @@ from carnac_env._checks import whole
 from carnac_env.core import scoring
 from carnac_env.core.arithmetic import tilt_colours
 from carnac_env.core.boards import Board, make_board
-from carnac_env.core.game import OVER, PLACE, PLAYER_NAMES, STANDING, GameState
+from carnac_env.core.game import OVER, PLACE, STANDING, GameState
 from carnac_env.core.notation import column_name, square_name
 from carnac_env.errors import CarnacError
 from carnac_env.render.score import final_dolmens_line, score_line, tie_break_reason, turn_line
@@ -512,12 +512,6 @@ class ImageRenderer:
                         x = x0 + inset if dc < 0 else x1 - inset
                         draw.line((x, y0 + ends[0], x, y1 + ends[1]), fill=line, width=width)
 
-    def player_label(self, player: int) -> str:
-        """``"Red"`` or ``"Red (name)"`` when names were given."""
-        if self.names is None:
-            return PLAYER_NAMES[player]
-        return f"{PLAYER_NAMES[player]} ({self.names[player]})"
-
     def status_line(self, state: GameState) -> str:
         """What the status panel's first line says: whose turn and what to do, or the result."""
         return turn_line(state, self.names)
@@ -608,9 +602,3 @@ def _dashed_box(draw: Any, box: tuple[int, int, int, int], dash: int, fill: tupl
 
 def _shift(box: tuple[int, int, int, int], by: int) -> tuple[int, int, int, int]:
     return box[0] + by, box[1] + by, box[2] + by, box[3] + by
-
-
-def render_rgb(state: GameState, cell: int = 48) -> np.ndarray:
-    """One-off convenience: ``ImageRenderer(state.board, cell).draw(state)``. For many frames,
-    keep one :class:`ImageRenderer` (it caches the board and the pieces)."""
-    return ImageRenderer(state.board, cell).draw(state)

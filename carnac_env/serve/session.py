@@ -9,8 +9,8 @@ The web layer (:mod:`carnac_env.serve.app`) turns requests into calls of this mo
 answers into JSON; the rules stay in the core, and every check of the person's input is
 here, with a :class:`~carnac_env.errors.CarnacError` naming what was wrong.
 
-The agent's move is not chosen here: :meth:`Session.opponent_env` gives the position as an
-AEC env for the agent to read (in a worker thread), and :meth:`Session.apply_opponent` plays
+The agent's move is not chosen here: :meth:`Session.opponent_state` gives the position (a copy
+of the game) for the agent to read (in a worker thread), and :meth:`Session.apply_opponent` plays
 the answer it returns, if the game has not moved on meanwhile (an undo, a new request).
 """
 
@@ -61,7 +61,7 @@ class Session:
     agent_error: str | None = None
 
     def __post_init__(self) -> None:
-        self.seat = _checks.choice("seat", self.seat, (0, 1))
+        self.seat = _checks.whole("seat", self.seat, 0, 1)  # 1.0 and True are not seats
         self.state = GameState(self.board)
 
     # ----------------------------------------------------------------- the person's moves
@@ -140,14 +140,10 @@ class Session:
         return movers
 
     # ----------------------------------------------------------------- the agent's moves
-    def opponent_env(self) -> Any:
-        """A fresh AEC env at the current position, for the agent to read (any agent reads an
-        env: search agents its game, learned ones its observation)."""
-        from carnac_env.aec import raw_env
-
-        env = raw_env(board=self.board)
-        env.reset(seed=self.seed, options={"moves": list(self.actions)})
-        return env
+    def opponent_state(self) -> GameState:
+        """A copy of the current position, for the agent to read (the agent protocol,
+        ``act(state)``: :mod:`carnac_env.agents.protocol`)."""
+        return self.state.copy()
 
     def apply_opponent(self, generation: int, action: Any) -> bool:
         """Play the agent's ``action``, chosen for ``generation``; False (nothing played) when

@@ -191,8 +191,9 @@ def main(args: argparse.Namespace) -> int:
         return 143 if isinstance(stop, ArenaTerminated) else 130
     last = rows[-1] if rows else (trainer.curve[-1] if trainer.curve else {})
     print(f"done: iteration {trainer.iteration}, {trainer.games_played} games, {trainer.wall:.0f} s; last: {last}")
-    best = f"  best: {trainer.out / 'best.npz'}" if (trainer.out / "best.npz").exists() else ""
-    print(f"model: {trainer.out / 'model.npz'}{best}  curve: {trainer.out / 'curve.csv'}")
+    best = trainer.out / "best.npz"
+    best_text = str(best) if best.is_file() else "none written (no evaluation has run; --eval-every N sets how often)"
+    print(f"model: {trainer.out / 'model.npz'}  best: {best_text}  curve: {trainer.out / 'curve.csv'}")
     return 0
 
 

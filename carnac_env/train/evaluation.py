@@ -14,8 +14,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from carnac_env.agents import make
 from carnac_env.agents.az import AZAgent
-from carnac_env.agents.base import make
 from carnac_env.arena.openings import random_opening
 from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState

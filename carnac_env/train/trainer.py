@@ -15,7 +15,7 @@ An *iteration* plays ``games`` complete games (greedy bootstrap games for the fi
 random plies), adds their positions to the replay buffer (:mod:`~carnac_env.train.replay`:
 ``buffer`` positions, the oldest out first, so the bootstrap games age out) and takes
 ``train_steps`` gradient steps on minibatches drawn from it, each position under a random board
-symmetry (:mod:`carnac_env.symmetry`).
+symmetry (:mod:`carnac_env.core.symmetry`).
 
 **One board or many.** A run on one board plays all its games there. A run on ``--board
 general`` (:mod:`~carnac_env.train.mix`) shares each iteration's games out in groups of
@@ -62,10 +62,10 @@ from torch.nn import functional
 
 from carnac_env import _files
 from carnac_env.core.boards import BOARDS, Board, make_board
+from carnac_env.core.symmetry import symmetries, symmetry
 from carnac_env.errors import CarnacError
 from carnac_env.models import PolicyValueNet, load, model_path, save
 from carnac_env.models.network import NUM_PLANES, rules_vector
-from carnac_env.symmetry import symmetries, symmetry
 from carnac_env.train import checkpoint
 from carnac_env.train.checkpoint import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, COUNTERS
 from carnac_env.train.config import Config, config_from

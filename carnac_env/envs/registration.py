@@ -32,8 +32,8 @@ def register_envs() -> None:
         return
     gymnasium.register(
         id=ENV_ID,
-        entry_point="carnac_env.gym_env:CarnacEnv",
-        vector_entry_point="carnac_env.vector_env:CarnacVectorEnv",
+        entry_point="carnac_env.envs.gym:CarnacEnv",
+        vector_entry_point="carnac_env.envs.vector:CarnacVectorEnv",
         disable_env_checker=False,
     )
 

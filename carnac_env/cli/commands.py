@@ -1,0 +1,140 @@
+"""The ``carnac`` subcommands that hand over to a library function: ``agents``, ``arena``,
+``evaluate``, ``serve`` and ``train``."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import textwrap
+from collections.abc import Callable
+
+__all__ = ["cmd_agents", "cmd_arena", "cmd_evaluate", "cmd_serve", "cmd_train"]
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """``carnac train``: the trainer's own command line (carnac_env.train.cli)."""
+    from carnac_env.train.cli import main as train_main
+
+    return train_main(args)
+
+
+# --------------------------------------------------------------------------- agents
+def cmd_agents(args: argparse.Namespace) -> int:
+    """Print every built-in agent with its options, then the models the az agent plays."""
+    from carnac_env.agents import agent_table
+
+    width = max(60, min(100, shutil.get_terminal_size((100, 24)).columns - 1))
+    print("An agent spec is NAME[:OPTION=VALUE...], e.g. mcts:sims=400 or az:model=runs/az/best.npz:sims=0.\n")
+    print(agent_table(width=width))
+    print()
+    print(_az_models_text(width))
+    return 0
+
+
+def _az_models_text(width: int) -> str:
+    """The models shipped for the az agent: each one's board, size and training games, and which
+    model plays each board (its own specialist, or the general model)."""
+    import json
+
+    from carnac_env.core.boards import BOARDS
+    from carnac_env.models import default_model, shipped_models
+
+    shipped = shipped_models()
+    lines = ["Models shipped for az (az:model=NAME, or a .npz file from carnac train):"]
+    for name, path in shipped.items():
+        try:
+            card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            card = {}
+        shape = card.get("architecture") or {}
+        facts = []
+        if shape:
+            facts.append(f"{shape.get('blocks', '?')} residual blocks of {shape.get('channels', '?')} channels")
+        if card.get("games"):
+            facts.append(f"trained on {card['games']} games")
+        lines.append(f"  {name:12} {path.name}" + (f": {', '.join(facts)}" if facts else ""))
+    by_model: dict[str, list[str]] = {}
+    for name, board in BOARDS.items():
+        by_model.setdefault(default_model(board) or "no model (pass az:model=PATH)", []).append(name)
+    said = "; ".join(f"{', '.join(boards)}: {model}" for model, boards in by_model.items())
+    lines.extend(textwrap.wrap(f"By default az plays {said}; custom boards: {default_model_custom()}.", width))
+    lines.append("The model cards (how each was trained, what it reaches): carnac_env/models/*.json, docs/training.md.")
+    return "\n".join(lines)
+
+
+def default_model_custom() -> str:
+    """What az plays on a custom board by default."""
+    from carnac_env.core.boards import make_board
+    from carnac_env.models import default_model
+
+    return default_model(make_board("custom", rows=6, cols=9)) or "no model (pass az:model=PATH)"
+
+
+# --------------------------------------------------------------------------- arena
+def cmd_arena(args: argparse.Namespace) -> int:
+    """Run (or resume) an arena and print its table."""
+    from carnac_env.arena import run_arena, split_agents
+
+    agents = split_agents(args.agents)
+    return _resumable(
+        lambda: run_arena(
+            agents,
+            args.out,
+            board=args.board,
+            games=args.games,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            ray=args.ray,
+            openings=args.openings,
+        )
+    )
+
+
+def _resumable(play: Callable[[], object]) -> int:
+    """Run an arena-like command; Ctrl-C (130) or SIGTERM (143) keeps the finished games."""
+    try:
+        play()
+    except KeyboardInterrupt as stop:
+        from carnac_env.arena import ArenaTerminated
+
+        print("\ninterrupted; run the same command again to resume (finished games are kept)", file=sys.stderr)
+        return 143 if isinstance(stop, ArenaTerminated) else 130
+    return 0
+
+
+# --------------------------------------------------------------------------- evaluate
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Evaluate an agent against a reference panel and print its card."""
+    from carnac_env.evaluate import evaluate
+
+    return _resumable(
+        lambda: evaluate(
+            args.spec,
+            board=args.board,
+            panel=args.panel,
+            games=args.games,
+            seed=args.seed,
+            workers=args.workers,
+            out=args.out,
+            progress=not args.no_progress,
+            ray=args.ray,
+            trust_panel_code=args.trust_panel_code,
+            openings=args.openings,
+        )
+    )
+
+
+# --------------------------------------------------------------------------- serve
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the play page until Ctrl-C."""
+    from carnac_env.arena import split_agents
+    from carnac_env.serve import serve
+
+    boards = [b.strip() for b in args.boards.split(",") if b.strip()] if args.boards else None
+    try:
+        serve(args.host, args.port, split_agents(args.agents), boards, args.workers, args.open, memory=args.memory)
+    except KeyboardInterrupt:
+        print("\ncarnac serve: stopped")
+    return 0

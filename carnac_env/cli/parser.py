@@ -1,0 +1,246 @@
+"""The ``carnac`` command's argument parser: one function per subcommand, and the error style."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import textwrap
+from typing import Any, NoReturn
+
+__all__ = ["DEFAULT_ARENA", "CarnacArgumentParser", "build_parser"]
+
+#: The embedded default arena (the README's main command, ``carnac arena``; the README gives
+#: its measured time, benchmarks/readme_commands.py measures it).
+DEFAULT_ARENA = {"board": "medium", "agents": "random,greedy,mcts", "games": 4, "seed": 0, "out": "carnac-arena"}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+class CarnacArgumentParser(argparse.ArgumentParser):
+    """argparse's parser with the command's one error style: a bad option (an unknown one, a
+    missing value, a value its type refuses) prints ``carnac: error: SUBCOMMAND: ...`` on one
+    line and exits with status 2, as a :class:`CarnacError` raised by a subcommand does.
+    Subcommand parsers (``carnac train``'s too) are made of this class."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("carnac").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"carnac: error: {where}{message}; see '{self.prog} --help'\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``carnac`` command."""
+    from carnac_env.core.boards import BOARDS
+
+    boards = ", ".join(BOARDS)
+    parser = CarnacArgumentParser(
+        prog="carnac", description="Carnac: agents, arena, evaluate, play, replay, serve and train."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{agents,arena,evaluate,play,replay,serve,train}")
+    sub.required = True
+    for add in (_add_agents, _add_arena, _add_evaluate, _add_play, _add_replay, _add_serve, _add_train):
+        add(sub, boards)
+    return parser
+
+
+def _add_agents(sub: Any, boards: str) -> None:
+    """``carnac agents``: list the agents, their options and the shipped models."""
+    sub.add_parser(
+        "agents",
+        help="list the agents, their options and the shipped az models",
+        description="List every built-in agent with what it does and its options (an agent spec is "
+        "NAME[:OPTION=VALUE...], e.g. mcts:sims=400 or az:model=runs/az/best.npz:sims=0), "
+        "and the models the az agent plays.",
+    )
+
+
+def _add_arena(sub: Any, boards: str) -> None:
+    """``carnac arena``: a round robin between agents."""
+    from carnac_env.agents import agent_table
+
+    arena = sub.add_parser(
+        "arena",
+        help="round robin between agents, with ratings",
+        description=textwrap.fill(
+            "Round robin between agents: every pair plays --games games, seats alternating. "
+            "Writes OUT/games.jsonl, OUT/results.json (and OUT/ratings.png with matplotlib). "
+            "Run the same command again to resume an interrupted arena. "
+            f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
+            f"{DEFAULT_ARENA['games']} games per pair.",
+            98,
+        ),
+        epilog="agents (carnac agents says more about each option):\n" + agent_table(options=False, width=98),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arena.add_argument("--board", default=DEFAULT_ARENA["board"], help=f"board name ({boards})")
+    arena.add_argument(
+        "--agents",
+        default=DEFAULT_ARENA["agents"],
+        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (the agents are listed below)",
+    )
+    arena.add_argument("--games", type=_positive, default=DEFAULT_ARENA["games"], help="games per pair")
+    arena.add_argument("--seed", type=int, default=DEFAULT_ARENA["seed"], help="arena seed")
+    arena.add_argument(
+        "--openings",
+        type=int,
+        default=0,
+        metavar="K",
+        help="open every game with K uniformly random plies from a set seeded by --seed, each opening played "
+        "once from each seat, so that deterministic agents play different games (default 0: none)",
+    )
+    arena.add_argument(
+        "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
+    )
+    arena.add_argument("--out", default=DEFAULT_ARENA["out"], help="output folder")
+    arena.add_argument("--no-progress", action="store_true", help="no progress bar")
+    arena.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="play the games as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
+        "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md)",
+    )
+
+
+def _add_evaluate(sub: Any, boards: str) -> None:
+    """``carnac evaluate``: an agent against a reference panel."""
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="rate an agent against a fixed reference panel",
+        description="Play an agent against a versioned reference panel (seats alternating, published default "
+        "games and seed) and rate it on the panel's fixed scale (random = 0). Writes OUT/card.json, "
+        "OUT/games.jsonl and OUT/arena.json; run the same command again to resume. See docs/evaluating.md.",
+    )
+    evaluate.add_argument("spec", help="the agent's spec, e.g. greedy, mcts:sims=400 or mypkg.mod.MyAgent")
+    evaluate.add_argument("--board", default="medium", help=f"board name ({boards}); default medium")
+    evaluate.add_argument(
+        "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file; default: the newest for --board"
+    )
+    evaluate.add_argument(
+        "--trust-panel-code",
+        action="store_true",
+        help="let the --panel file name members by import path (mypkg.mod.Agent): their modules are imported "
+        "and run. Only for a panel file you trust; without it a panel may name built-in agents only "
+        "(docs/security.md)",
+    )
+    evaluate.add_argument("--games", type=_positive, default=None, help="games per panel member (default: the panel's)")
+    evaluate.add_argument(
+        "--openings",
+        type=int,
+        default=0,
+        metavar="K",
+        help="open every game with K seeded random plies, each opening once from each seat (default 0)",
+    )
+    evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
+    evaluate.add_argument(
+        "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
+    )
+    evaluate.add_argument("--out", default="carnac-evaluate", help="output folder (default carnac-evaluate)")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    evaluate.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS", help="play the games as Ray tasks, as arena"
+    )
+
+
+def _add_play(sub: Any, boards: str) -> None:
+    """``carnac play``: a game against an agent in the terminal (or a window)."""
+    play = sub.add_parser(
+        "play",
+        help="play against an agent in the terminal",
+        description="Play against an agent. Enter moves in the notation ('c4 Rns', 'tilt N', 'decline'); "
+        "'moves' (or 'help') lists the legal moves, 'quit' or Ctrl-C stops (the game so far is saved).",
+    )
+    play.add_argument("--board", default="medium", help=f"board name ({boards}; default medium)")
+    play.add_argument("--opponent", default="mcts", help="the opponent's agent spec (default mcts)")
+    play.add_argument("--seat", type=int, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White")
+    play.add_argument("--seed", type=int, default=0, help="the opponent's seed")
+    play.add_argument("--save", default=None, help="where to save the game record (default carnac-game-TIME.json)")
+    play.add_argument("--gui", action="store_true", help="play in a window (needs the gui extra)")
+    play.add_argument("--no-color", action="store_true", help="no ANSI colours")
+
+
+def _add_replay(sub: Any, boards: str) -> None:
+    """``carnac replay``: step through a recorded game, or write it as a file."""
+    replay = sub.add_parser(
+        "replay",
+        help="step through a recorded game",
+        description="Step through a game record (a .json file, or a line of a .jsonl file such as "
+        "an arena's games.jsonl). Enter advances, 'q' stops.",
+    )
+    replay.add_argument("file", help="a game record (.json) or a file of records (.jsonl)")
+    replay.add_argument("--line", type=_positive, default=None, help="the record's line in a .jsonl file (from 1)")
+    replay.add_argument("--all", action="store_true", help="print every step without waiting")
+    replay.add_argument("--gif", default=None, help="write an animated GIF instead")
+    replay.add_argument("--mp4", default=None, help="write an MP4 video instead (needs the video extra)")
+    replay.add_argument(
+        "--html",
+        default=None,
+        help="write one self-contained web page with the board, step/scrub controls and the move list",
+    )
+    replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
+    replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
+
+
+def _add_serve(sub: Any, boards: str) -> None:
+    """``carnac serve``: the browser game."""
+    from carnac_env.agents import agent_table
+    from carnac_env.serve import DEFAULT_MEMORY_MB, DEFAULT_PORT, MEMORY_HELP
+
+    serve = sub.add_parser(
+        "serve",
+        help="play against an agent in a web browser (needs the serve extra)",
+        description=textwrap.fill(
+            "A local web server with a page where you play against an agent on any board: click a "
+            "square and an orientation to place (the tilts it would allow are previewed), click where a tilt "
+            "lands or decline; the score, who leads and why are shown as you play; undo, and download the game "
+            "record (for carnac replay). The agents think in worker threads, so the page stays responsive. "
+            "Bound to 127.0.0.1 unless --host says otherwise. Ctrl-C stops it.",
+            98,
+        ),
+        epilog="agents:\n" + agent_table(options=False, width=98),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free port)"
+    )
+    serve.add_argument(
+        "--agents",
+        default="greedy,mcts,az,random",
+        help="the opponents the page offers, comma-separated specs (default greedy,mcts,az,random); "
+        "their options set the budget, e.g. mcts:sims=500 (a page cannot ask for others)",
+    )
+    serve.add_argument(
+        "--boards", default=None, help=f"the boards the page offers, comma-separated (default all: {boards})"
+    )
+    serve.add_argument("--workers", type=_positive, default=2, help="threads the agents think in (default 2)")
+    serve.add_argument(
+        "--memory", type=_positive, default=DEFAULT_MEMORY_MB, help=MEMORY_HELP.format(default=DEFAULT_MEMORY_MB)
+    )
+    serve.add_argument("--open", action="store_true", help="open the page in the default web browser")
+
+
+def _add_train(sub: Any, boards: str) -> None:
+    """``carnac train``: the trainer's own options (:mod:`carnac_env.train.cli`)."""
+    train = sub.add_parser(
+        "train",
+        help="AlphaZero-style training of the az agent (needs the train extra)",
+        description="Self-play training of a policy-value network for the az agent on the batched "
+        "engine: a greedy bootstrap, then PUCT self-play. Writes OUT/checkpoint.pt, OUT/model.npz, "
+        "OUT/best.npz and the learning curve; run the same command again to resume. See docs/training.md.",
+    )
+    from carnac_env.train.cli import add_arguments as add_train_arguments
+
+    add_train_arguments(train)

@@ -1,0 +1,292 @@
+"""Carnac as a single-agent Gymnasium environment (``carnac_env/Carnac-v0``): a learner against an opponent.
+
+===================  ==========================================================
+Import               ``gymnasium.make("carnac_env/Carnac-v0", board="small", opponent="random", seat=0)``
+Action space         ``Discrete(rows*cols*4 + 5)``, the action encoding of docs/rules.md
+Observation space    ``Box(int8, (rows, cols, 9))``: the planes of
+                     :func:`carnac_env.core.observation.observation_planes`, seen by the learner;
+                     with ``observation="image"``, ``Box(uint8, 0-255, (9, H, W))`` for
+                     Stable-Baselines3's stock ``CnnPolicy`` (see below)
+Action mask          ``info["action_mask"]`` (bool) and ``env.unwrapped.action_masks()``
+                     (the sb3-contrib ``MaskablePPO`` convention); all True once the
+                     episode is over
+Info                 :class:`carnac_env.envs.infos.GymInfo` (a ``TypedDict``)
+Reward               the game result for the learner, +1 win, -1 loss, 0 draw, on the last step
+Vector form          ``gymnasium.make_vec("carnac_env/Carnac-v0", num_envs=1024)``:
+                     :class:`carnac_env.envs.vector.CarnacVectorEnv`, on the batched engine
+===================  ==========================================================
+
+The learner plays one seat (``seat=0`` Red, moves first; ``1`` White; ``"random"`` drawn at
+every reset from the env's seeded generator). Carnac does not alternate strictly: after the
+learner tilts, the learner places next; after the opponent declines the learner's megalith,
+the learner places again; a megalith that cannot be tilted passes the turn straight to the
+other placer. ``reset`` and ``step`` play the opponent's moves until the learner is to act
+or the game is over, so every observation the learner gets is one where it acts (plane 7
+all ones), except the final one.
+
+The opponent is an agent spec (``"random"``, ``"greedy"``, ``"mcts:sims=200"``, an import
+path; see :func:`carnac_env.agents.make`) or any agent, an object with ``act(state) -> int``,
+called with the game (a :class:`~carnac_env.core.game.GameState`) at the opponent's turn: the
+one agent protocol of the package (:mod:`carnac_env.agents.protocol`,
+:func:`carnac_env.envs.opponents.make_opponent`). An agent
+built from a spec is re-seeded at every reset from the env's generator (as is any opponent
+object with ``reset(seed)``), so a seeded reset replays the same game for the same actions.
+
+The env plays its game on an inner AEC env (:class:`carnac_env.envs.aec.raw_env`), through
+that env's public API: each step checks the learner's action once, against the AEC env's
+observation tracker (:attr:`~carnac_env.envs.aec.raw_env.tracker`), plays it with
+:meth:`~carnac_env.envs.aec.raw_env.play_legal`, and reads the learner's observation and mask
+from the tracker.
+
+``observation="image"`` lays the same planes out as an image, channels first: uint8, a 0/1
+plane as 0/255, the supply plane as ``255 * supply // megaliths``, and each square drawn as a
+block of ``image_scale`` x ``image_scale`` pixels (by default the smallest block that makes the
+image at least 36 pixels each way, the least that SB3's default ``NatureCNN`` takes). This is
+what SB3's ``CnnPolicy`` and its env checker expect of an image, so stock policies train on it
+without a custom feature extractor (:func:`carnac_env.envs.spaces.image_observation`).
+
+``mask_in_observation=True`` puts the mask beside the board, as the AEC env does:
+``Dict(observation=<planes or image>, action_mask=Box(int8, (num_actions,)))``. With
+``observation="image"`` this is what SB3's ``MultiInputPolicy`` takes without warnings; with
+the planes, TorchRL's ``GymEnv`` carries the mask as an ``"action_mask"`` entry for its
+``ActionMask`` transform.
+
+An action outside the action space raises :class:`~carnac_env.errors.CarnacError`. An
+action in the space that the rules forbid now is handled as ``illegal_action`` says:
+``"lose"`` (the default, like PettingZoo's ``TerminateIllegalWrapper`` in ``carnac_env.env()``)
+ends the episode with reward -1 without playing it, and ``info`` holds ``"illegal_action"``
+(the reason); ``"raise"`` raises :class:`~carnac_env.errors.IllegalActionError` naming the
+action, its notation and why, and changes nothing. Mask the policy to avoid both.
+
+``info`` has the same keys and shapes at every step: ``"action_mask"``, ``"seat"``, and as in
+the AEC env ``"dolmens"`` (the learner's dolmen sizes, largest first, zero-padded to a fixed
+length), ``"score"`` (BGA score) and ``"winner"`` (0, 1, or -1 for a draw or a game not over),
+with ``"opponent_dolmens"`` and ``"opponent_score"`` beside them for the other seat, all
+filled in on the last step; ``"illegal_action"`` (bool) is True on a forfeit, whose reason is
+:attr:`CarnacEnv.forfeit`. Every value is a number or a numeric array, so TorchRL's
+``auto_register_info_dict`` and Tianshou's buffers can store them.
+
+If the opponent raises (an illegal choice, or any exception of its own), the learner's move is
+taken back before the error propagates, so the env is left as it was before ``step``; an
+opponent that fails during ``reset`` leaves the env needing another ``reset``.
+
+:func:`carnac_env.envs.registration.register_envs` registers the id (``import carnac_env`` sees to it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from carnac_env import _checks
+from carnac_env.core.boards import Board, make_board
+from carnac_env.core.game import GameState
+from carnac_env.envs.aec import AGENTS, raw_env
+from carnac_env.envs.infos import GymInfo, blank_info
+from carnac_env.envs.opponents import make_opponent
+from carnac_env.envs.options import (
+    ENV_OPTIONS,
+    ILLEGAL_ACTION_MODES,
+    check_options,
+    check_seat,
+    check_seed,
+    moves_option,
+)
+from carnac_env.envs.spaces import OBSERVATION_LAYOUTS, default_image_scale, learner_observation, learner_space
+from carnac_env.errors import CarnacError, IllegalActionError
+
+__all__ = ["CarnacEnv"]
+
+
+class CarnacEnv(gym.Env):
+    """The single-agent Carnac environment; see the module docstring.
+
+    Args:
+        board: a board name, ``"custom"`` or a :class:`~carnac_env.core.boards.Board`.
+        opponent: an agent spec (default ``"random"``) or an agent (an object with ``act(state) -> int``).
+        seat: the learner's seat: 0, 1 or ``"random"``.
+        render_mode: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (as the AEC env).
+        illegal_action: ``"lose"`` (default) or ``"raise"``; see the module docstring.
+        observation: ``"planes"`` (default, int8 ``(rows, cols, 9)``) or ``"image"`` (uint8
+            ``(9, H, W)`` for SB3's ``CnnPolicy``); see the module docstring.
+        image_scale: pixels per square for ``observation="image"`` (default: the least that
+            makes the image 36 pixels each way).
+        mask_in_observation: ``True`` for a ``Dict(observation, action_mask)`` observation
+            (SB3's ``MultiInputPolicy``, TorchRL's ``ActionMask``); the mask stays in ``info``.
+        **rules: rules options (``rows``, ``cols``, ``megaliths``, ``min_dolmen``, ``last_tilt``).
+
+    Raises:
+        UnknownOptionError: a keyword argument that is neither an option above nor a rules
+            option (a TypeError as well as a CarnacError).
+        CarnacError: a bad board, rules option, seat, opponent, render mode or observation layout.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        board: str | Board = "medium",
+        opponent: Any = "random",
+        seat: int | str = 0,
+        render_mode: str | None = None,
+        illegal_action: str = "lose",
+        observation: str = "planes",
+        image_scale: int | None = None,
+        mask_in_observation: bool = False,
+        **rules: Any,
+    ) -> None:
+        check_options(rules, ENV_OPTIONS, "carnac_env/Carnac-v0")
+        self.board = make_board(board, **rules)
+        illegal_action = _checks.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        observation = _checks.choice("observation", observation, OBSERVATION_LAYOUTS)
+        self.mask_in_observation = _checks.flag("mask_in_observation", mask_in_observation)
+        if image_scale is not None:
+            image_scale = _checks.whole("image_scale", image_scale, 1, 64)
+        self.observation_layout = observation
+        self.image_scale = default_image_scale(self.board) if image_scale is None else image_scale
+        self._needs_reset = False
+        self.illegal_action = illegal_action
+        self._forfeit: str | None = None
+        self.seat_option = check_seat(seat)
+        self.opponent = make_opponent(opponent, seed=0)
+        self.aec = raw_env(board=self.board, render_mode=render_mode)
+        self.render_mode = render_mode
+        self.observation_space = learner_space(self.board, observation, self.image_scale, self.mask_in_observation)
+        self.action_space = spaces.Discrete(self.board.num_actions)
+        self.seat = 0 if seat == "random" else int(seat)
+
+    @property
+    def game(self) -> GameState:
+        """The live core :class:`~carnac_env.core.game.GameState` (read it; do not change it)."""
+        return self.aec.game
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, GymInfo]:
+        """Start a game: pick the seat, re-seed the opponent, play its moves until the learner acts.
+
+        ``options`` may hold ``"moves"`` (as :meth:`carnac_env.envs.aec.raw_env.reset`: a list of
+        moves or a GameRecord played first) and ``"seat"`` (0 or 1, this game only).
+
+        Raises:
+            CarnacError: a bad seed or option (nothing changes); or the opponent failed while
+                playing its opening moves (then ``reset`` must be called again).
+        """
+        seed = check_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise CarnacError(f"options={options!r}; expected a dict with 'moves' and/or 'seat', or None")
+        options = dict(options or {})
+        seat = check_seat(options.pop("seat", self.seat_option))
+        unknown = sorted(set(options) - {"moves"})
+        if unknown:
+            raise CarnacError(f"unknown reset option(s) {unknown}; expected 'moves' and/or 'seat'")
+        moves_option(options)
+        self.aec.reset(options=options or None)  # checks the moves before anything else changes
+        super().reset(seed=seed)
+        if seed is not None:
+            self.action_space.seed(seed)
+        self.seat = int(self.np_random.integers(2)) if seat == "random" else int(seat)
+        opponent_seed = int(self.np_random.integers(2**31))
+        if hasattr(self.opponent, "reset"):
+            self.opponent.reset(opponent_seed)
+        self._forfeit = None
+        self._needs_reset = True
+        self._play_opponent()
+        self._needs_reset = False
+        return self._observe(), self._info()
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, GymInfo]:
+        """Play the learner's ``action``, then the opponent's moves until the learner acts again.
+
+        Raises:
+            IllegalActionError: the action is illegal now (nothing changes).
+            CarnacError: the game is over (call ``reset``).
+        """
+        game = self.aec.game
+        if self._needs_reset:
+            raise CarnacError("the last reset() failed (the opponent raised); call reset() before step()")
+        if game.is_over or self._forfeit is not None:
+            raise CarnacError("the game is over; call reset() before step()")
+        action = self._as_action(action)
+        if not self.aec.tracker.is_legal(action):  # the one legality check of this step
+            message = (
+                f"learner ({AGENTS[self.seat]}): {self.aec.describe_action(action)} is illegal: "
+                f"{game.why_illegal(action)}"
+            )
+            if self.illegal_action == "raise":
+                raise IllegalActionError(message)
+            self._forfeit = message
+            return self._observe(), -1.0, True, False, self._info()
+        before = list(self.aec.history)
+        self.aec.play_legal(action)
+        try:
+            self._play_opponent()
+        except BaseException:
+            self.aec.reset(options={"moves": before})  # take the learner's move back
+            raise
+        over = self.aec.game.is_over
+        reward = float(self.aec.game.result().reward(self.seat)) if over else 0.0
+        return self._observe(), reward, over, False, self._info()
+
+    def _as_action(self, action: Any) -> int:
+        """``action`` as an int in the action space, or a CarnacError."""
+        value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
+        if not _checks.is_whole(value) or not 0 <= value < self.board.num_actions:
+            raise CarnacError(f"action {action!r} is not in the action space Discrete({self.board.num_actions})")
+        return int(value)
+
+    def _play_opponent(self) -> None:
+        aec = self.aec
+        game = aec.game
+        while not game.is_over and game.to_act != self.seat:
+            action = self.opponent.act(game)
+            move = int(action) if _checks.is_whole(action) else None
+            if move is None or not aec.tracker.is_legal(move):
+                raise CarnacError(
+                    f"the opponent {self.opponent!r} chose an illegal action {action!r}: {game.why_illegal(action)}"
+                )
+            aec.play_legal(move)
+
+    def _observe(self) -> Any:
+        planes = self.aec.tracker.observation(self.seat)
+        return learner_observation(
+            planes, self.action_masks(), self.board, self.observation_layout, self.image_scale, self.mask_in_observation
+        )
+
+    def _info(self) -> GymInfo:
+        over = self.aec.game.is_over
+        mine, theirs = (self.aec.infos.get(AGENTS[seat]) if over else None for seat in (self.seat, 1 - self.seat))
+        ends = blank_info(self.board) if mine is None else mine
+        other = blank_info(self.board) if theirs is None else theirs
+        return GymInfo(
+            action_mask=self.action_masks(),
+            seat=self.seat,
+            dolmens=ends["dolmens"],
+            score=ends["score"],
+            winner=ends["winner"],
+            opponent_dolmens=other["dolmens"],
+            opponent_score=other["score"],
+            illegal_action=self._forfeit is not None,
+        )
+
+    @property
+    def forfeit(self) -> str | None:
+        """Why the learner lost by an illegal action this episode (``illegal_action="lose"``), else ``None``."""
+        return self._forfeit
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a bool array; all True once the episode is over (the
+        game ended or was forfeited), so that a policy fed the last observation never meets
+        an empty mask (the package's convention for a finished game, as Pgx's)."""
+        if self._forfeit is not None:
+            return np.ones(self.board.num_actions, dtype=bool)
+        return self.aec.tracker.mask(self.seat).astype(bool)
+
+    def render(self) -> str | None:
+        """Draw the game as the AEC env does (``"ansi"`` returns text, ``"human"`` prints it)."""
+        return self.aec.render()
+
+    def close(self) -> None:
+        """Release the renderer, if any."""
+        self.aec.close()
