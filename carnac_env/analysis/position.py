@@ -47,14 +47,14 @@ def default_model(board: Board) -> tuple[Any, str]:
 
     :func:`carnac_env.models.model_for` returns ``(net, name)`` where one general model plays
     every board, and ``(net, own)`` (whether it is the board's own model) where each board has
-    its own; both are read here. A shipped model is named by its file's stem.
+    its own; both are read here. A shipped model is named for the board it was trained on.
     """
     from carnac_env.models import model_for
 
     net, which = model_for(board)
     if isinstance(which, str):
         return net, which
-    return net, board.name if which else Path(str(net.source)).stem
+    return net, board.name if which else str(net.board_name)
 
 
 def resolve_model(board: Board, model: Any = None) -> tuple[Any, str]:
@@ -78,8 +78,8 @@ def resolve_model(board: Board, model: Any = None) -> tuple[Any, str]:
         raise CarnacError(
             f"model {model!r} is not a network: expected a PolicyValueNet, a model file or a shipped model's name"
         )
-    source = getattr(model, "source", None)
-    return model, Path(str(source)).name if source else type(model).__name__
+    source = str(getattr(model, "source", "") or "").strip("'\"")
+    return model, Path(source).name if source and source != "<memory>" else type(model).__name__
 
 
 @dataclass(frozen=True)
