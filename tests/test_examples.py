@@ -160,3 +160,38 @@ def test_ladder_models_of_the_ppo_examples_play_legal_games(board: str, monkeypa
         record = play_game(board, spec, "random", seed=0)
         assert record.result is not None, spec
         assert record.replay().is_over
+
+
+def _printed_paths_exist(output: str, cwd: Path) -> None:
+    """Every file the arena's last lines name ("ratings plot: P", "games: P; results: P; ...")
+    is where the line says, from the folder the example ran in."""
+    named = []
+    for line in output.splitlines():
+        if line.startswith(("games: ", "ratings plot: ")):
+            named += [part.split(": ", 1)[1].strip() for part in line.split("; ")]
+    assert any(name.endswith("games.jsonl") for name in named), output[-3000:]
+    for name in named:
+        assert (cwd / name).is_file(), f"the example says {name}, but there is no such file in {cwd}"
+
+
+@pytest.mark.slow
+def test_sb3_maskable_ppo_names_its_arena_files_as_they_are(tmp_path):
+    require("matplotlib", "the ratings plot (the plot extra)")
+    output = run_example(
+        "sb3_maskable_ppo.py", ["--out", "runs/sb3", "--arena-games", "2"], tmp_path, ["torch", "sb3_contrib"]
+    )
+    assert "runs/sb3/arena/games.jsonl" in output
+    _printed_paths_exist(output, tmp_path)
+
+
+@pytest.mark.slow
+def test_selfplay_ppo_names_its_arena_files_as_they_are(tmp_path):
+    require("matplotlib", "the ratings plot (the plot extra)")
+    output = run_example(
+        "selfplay_ppo.py",
+        ["--out", "runs/selfplay", "--updates", "1", "--arena-games", "2", "--mcts", "mcts:sims=10"],
+        tmp_path,
+        ["torch"],
+    )
+    assert "runs/selfplay/arena/games.jsonl" in output
+    _printed_paths_exist(output, tmp_path)

@@ -321,8 +321,7 @@ class Analyst:
         if not states:
             return out
         if self._raw is None:
-            trees = min(self.batch, len(states))
-            self._raw = Search(self.board, Network(self.net), PUCT(PUCT_C), trees=trees, seed=0)
+            self._raw = Search(self.board, Network(self.net), PUCT(PUCT_C), trees=self.batch, seed=0)
         trees = self._raw.trees
         for start in range(0, len(states), trees):
             chunk = list(states[start : start + trees])

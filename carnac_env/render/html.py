@@ -150,8 +150,8 @@ _SCRIPT = r"""
     if (!on) { return; }
     var red = 100 * view.expected[0];
     document.getElementById("red-part").style.width = red + "%";
-    document.getElementById("red-part").textContent = red >= 15 ? "Red " + view.shown[0] : "";
-    document.getElementById("white-part").textContent = red <= 85 ? "White " + view.shown[1] : "";
+    document.getElementById("red-part").textContent = red >= 22 ? "Red " + view.shown[0] : "";
+    document.getElementById("white-part").textContent = red <= 78 ? "White " + view.shown[1] : "";
     document.getElementById("agent-summary").textContent = view.summary;
     var rows = document.getElementById("agent-moves"); rows.innerHTML = "";
     view.moves.forEach(function (m) {
@@ -289,7 +289,9 @@ def _analysis_parts(review: Any, record: GameRecord, layout: SvgLayout) -> tuple
         '<div class="bar" aria-label="expected score"><span id="red-part" class="red-part"></span>'
         '<span id="white-part" class="white-part"></span></div><p id="agent-summary"></p>'
         '<table id="agent-table"><thead><tr><th>move</th><th>prior</th><th>visits</th></tr></thead>'
-        '<tbody id="agent-moves"></tbody></table></div></div>'
+        '<tbody id="agent-moves"></tbody></table><p class="meta">On the board, the tint and the number of a square '
+        "are the share of the search's visits (or the network's prior) of all the moves there, a placement's four "
+        "orientations together; the agent's move is ringed.</p></div></div>"
     )
     items = "".join(
         f'<li><button data-step="{m.ply - 1}" data-before="1">{escape(m.line())}</button></li>' for m in review.mistakes
