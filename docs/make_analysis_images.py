@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from carnac_env.core.record import GameRecord
 IMAGES = Path(__file__).resolve().parent / "images"
 
 
-def _save(image, name: str) -> None:  # noqa: ANN001 - a Pillow image
+def _save(image: Any, name: str) -> None:
     small = image.convert("RGB").quantize(colors=128, dither=0)
     buffer = io.BytesIO()
     small.save(buffer, format="PNG", optimize=True)
@@ -63,18 +64,19 @@ def pillow_pictures() -> None:
     _save(Analyst("petit_menec").review(tutorial_game()).png(), "analysis-review.png")
 
 
-def _browser():  # noqa: ANN202
+def _browser() -> Any:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1180,900"):
+    flags = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1180,900")
+    for flag in flags:
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
 
-def _shot(driver, element, name: str) -> None:  # noqa: ANN001
+def _shot(element: Any, name: str) -> None:
     from PIL import Image
 
     _save(Image.open(io.BytesIO(element.screenshot_as_png)), name)
@@ -95,8 +97,10 @@ def serve_picture() -> None:
             driver.find_element(By.ID, "start").click()
             for k, square in enumerate((14, 8, 21)):
                 wait.until(
-                    lambda d: d.find_elements(By.CSS_SELECTOR, "#targets rect.place")
-                    or d.find_elements(By.CSS_SELECTOR, "#answer-buttons button")
+                    lambda d: (
+                        d.find_elements(By.CSS_SELECTOR, "#targets rect.place")
+                        or d.find_elements(By.CSS_SELECTOR, "#answer-buttons button")
+                    )
                 )
                 places = driver.find_elements(By.CSS_SELECTOR, f'#targets rect.place[data-square="{square}"]')
                 if places:
@@ -113,7 +117,7 @@ def serve_picture() -> None:
             driver.find_element(By.ID, "evaluate").click()
             wait.until(lambda d: d.find_element(By.ID, "evaluation").is_displayed())
             time.sleep(0.3)
-            _shot(driver, driver.find_element(By.CSS_SELECTOR, "div.play"), "analysis-serve.png")
+            _shot(driver.find_element(By.CSS_SELECTOR, "div.play"), "analysis-serve.png")
         finally:
             driver.quit()
 
@@ -133,7 +137,7 @@ def replay_picture() -> None:
             driver.get(page.resolve().as_uri() + "#move=4")
             driver.find_element(By.ID, "show-analysis").click()
             time.sleep(0.3)
-            _shot(driver, driver.find_element(By.TAG_NAME, "body"), "analysis-replay.png")
+            _shot(driver.find_element(By.TAG_NAME, "body"), "analysis-replay.png")
         finally:
             driver.quit()
 

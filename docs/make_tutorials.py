@@ -33,6 +33,8 @@ different network. A block whose printout depends on a trained network is marked
 the line ``<!-- varies with torch -->`` just before it; its output block then gets a visible
 title naming the PyTorch version it was printed with (``printed with torch 2.13.0+cpu: the
 numbers vary with the PyTorch version``). Every other output is the same under any version.
+Durations (a number followed by ``s``, as in a training log's ``update 1  0s (CPU 0s)``) are
+the machine's and are never compared.
 
 ``tests/test_notebooks.py`` checks that every notebook is the one its page makes, with the
 outputs its page shows, that its links resolve, and executes each one ("Run all", smoke mode
@@ -241,6 +243,16 @@ def recorded_versions(text: str) -> list[str | None]:
     ]
 
 
+#: a duration in an output (``0s``, ``12 s``, ``3.5s``): the machine's, not compared
+DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?( ?)s\b")
+
+
+def without_durations(text: str) -> str:
+    """``text`` with every duration written ``#s`` (keeping its space), so that two runs
+    compare equal whatever the machine's speed."""
+    return DURATION.sub(r"#\1s", text)
+
+
 def shape(text: str) -> str:
     """What stays of an output under another PyTorch version: the words and the layout, with
     every number (and True or False) written ``#`` and runs of spaces as one."""
@@ -265,7 +277,7 @@ def differences(page: str, outputs: list[str], torch: str | None = None) -> list
     if len(printed) != len(shown):
         problems.append(f"{len(printed)} blocks printed something, the page shows {len(shown)} outputs")
     for index, (got, want, version) in enumerate(zip(printed, shown, versions)):
-        if got == want:
+        if without_durations(got) == without_durations(want):
             continue
         if version is not None and version != torch and shape(got) == shape(want):
             continue  # printed under another PyTorch: its words and layout are the page's

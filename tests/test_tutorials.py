@@ -148,6 +148,10 @@ def test_a_changed_number_is_caught_and_another_pytorch_only_keeps_the_layout():
     assert make.differences(page, [same[0], "loss 4.178  win False\n"], torch="2.1.0") == []  # another: the shape
     assert make.differences(page, [same[0], "entropy 4.178 win False\n"], torch="2.1.0")  # other words
     assert make.with_outputs(page, same, " ", torch="2.0.0") == page
+    timed = "```python\nprint(1)\n```\n\n<!-- output -->\n```text\nupdate 1  0s (CPU 0s)  after 4 games (2.5 s)\n```\n"
+    assert make.differences(timed, ["update 1  3s (CPU 1s)  after 4 games (13.0 s)\n"]) == []  # the machine's
+    assert make.differences(timed, ["update 2  3s (CPU 1s)  after 4 games (13.0 s)\n"])
+    assert make.without_durations("mcts:sims=10 games 4s") == "mcts:sims=10 games #s"
 
 
 def test_no_page_runs_what_only_a_clone_has():

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env import _checks
-from carnac_env.core.actions import decode
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import PHASE_NAMES, PLAYER_NAMES, GameState
 from carnac_env.core.notation import action_to_text, square_name
@@ -163,6 +162,7 @@ class Evaluation:
 
     @property
     def searched(self) -> bool:
+        """Whether a search was run (its visit shares are then what the pictures show)."""
         return self.sims > 0 and not self.final
 
     def move(self, action: int) -> MoveInfo:
@@ -183,21 +183,6 @@ class Evaluation:
     def weight(self, info: MoveInfo) -> float:
         """What the pictures show of a move: its visit share after a search, else its prior."""
         return info.share if self.searched else info.policy
-
-    def squares(self) -> dict[int, float]:
-        """The weight (:meth:`weight`) of each square: the sum over a placement's four
-        orientations, or for a tilt its two landing squares (a decline is left out)."""
-        board = self.state.board
-        heat: dict[int, float] = {}
-        targets = self.state.tilt_targets()
-        for info in self.moves:
-            move = decode(board, info.action)
-            if move.kind == "place":
-                heat[move.square] = heat.get(move.square, 0.0) + self.weight(info)
-            elif move.kind == "tilt":
-                for square in targets[move.direction][:2]:
-                    heat[square] = heat.get(square, 0.0) + self.weight(info)
-        return heat
 
     def summary(self) -> str:
         """One line: each side's expected score, and the agent's choice."""
