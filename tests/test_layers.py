@@ -4,7 +4,8 @@ it (and its own family), so nothing below ever reaches up.
 From the bottom: the errors; the argument checks and the file writes; the rules core; the
 renderers, the batched engine, the symmetries and the network models (siblings that ignore
 each other); the JAX engine (which draws with the renderers) and the search (over the
-batched engine); the agents; the environments and the framework adapters; the arena;
+batched engine); the agents and the learned agent's analysis (over the search and the models);
+the environments and the framework adapters; the arena;
 training and evaluation; the mouse game and the browser game (serve); the command line;
 and the package's own ``__init__``. Every import of every module counts, including those
 inside functions (lazy imports are imports).
@@ -30,7 +31,7 @@ RANKS: list[list[set[str]]] = [
     [{"core"}],
     [{"render"}, {"batch"}, {"symmetry"}, {"models"}],
     [{"jax"}, {"search"}],
-    [{"agents"}],
+    [{"agents"}, {"analysis"}],
     [ENVS],
     [{"arena"}],
     [{"train"}, {"evaluate"}],

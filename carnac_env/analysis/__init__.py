@@ -35,7 +35,6 @@ solver's verdicts where known (None until a solver fills them; nothing here gues
 
 from typing import Any
 
-from carnac_env.analysis.pictures import curve_png, curve_svg, evaluation_png, evaluation_svg, policy_layer
 from carnac_env.analysis.position import (
     DEFAULT_SIMS,
     Analyst,
@@ -46,6 +45,7 @@ from carnac_env.analysis.position import (
     expected_score,
 )
 from carnac_env.analysis.review import Mistake, Review
+from carnac_env.render.agent_view import curve_png, curve_svg, evaluation_png, evaluation_svg, policy_layer
 
 __all__ = [
     "DEFAULT_SIMS",

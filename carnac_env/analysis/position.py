@@ -235,11 +235,11 @@ class Evaluation:
             "summary": self.summary(),
         }
 
-    # pictures (carnac_env.analysis.pictures)
+    # pictures (carnac_env.render.agent_view)
     def svg(self, cell: int = 40, labels: int = 5) -> str:
         """The board with the agent's view drawn on it: a heat map of the moves (visit share
         after a search, else the prior), its choice ringed, and each side's expected score."""
-        from carnac_env.analysis.pictures import evaluation_svg
+        from carnac_env.render.agent_view import evaluation_svg
 
         return evaluation_svg(self, cell=cell, labels=labels)
 
@@ -248,7 +248,7 @@ class Evaluation:
 
     def png(self, cell: int = 48) -> Any:
         """:meth:`svg`'s picture as a Pillow image (``.save("view.png")``)."""
-        from carnac_env.analysis.pictures import evaluation_png
+        from carnac_env.render.agent_view import evaluation_png
 
         return evaluation_png(self, cell=cell)
 

@@ -172,10 +172,10 @@ class Review:
             data["positions"] = [p.to_dict(top=5) for p in self.positions]
         return data
 
-    # pictures (carnac_env.analysis.pictures)
+    # pictures (carnac_env.render.agent_view)
     def svg(self, width: int = 560, height: int = 240) -> str:
         """Red's expected score move by move, with the mistakes marked and numbered."""
-        from carnac_env.analysis.pictures import curve_svg
+        from carnac_env.render.agent_view import curve_svg
 
         return curve_svg(self, width=width, height=height)
 
@@ -184,7 +184,7 @@ class Review:
 
     def png(self, width: int = 560, height: int = 240) -> Any:
         """:meth:`svg`'s picture as a Pillow image (``.save("review.png")``)."""
-        from carnac_env.analysis.pictures import curve_png
+        from carnac_env.render.agent_view import curve_png
 
         return curve_png(self, width=width, height=height)
 

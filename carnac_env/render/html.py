@@ -264,7 +264,7 @@ def legend_html() -> str:
 
 def _analysis_parts(review: Any, record: GameRecord, layout: SvgLayout) -> tuple[str, str, str]:
     """The analysis's data (a JSON script), its box beside the board and its review section."""
-    from carnac_env.analysis.pictures import policy_layer
+    from carnac_env.render.agent_view import policy_layer  # only draws what the review holds
 
     if tuple(review.actions) != tuple(record.actions()) or review.board_name != record.board.name:
         raise CarnacError("the analysis given is of another game than the record: review this record")

@@ -426,8 +426,8 @@ def _analysis_key(game_id: str) -> str:
 def _analyse(board: Any, actions: list[int], kind: str, sims: int) -> dict[str, Any]:
     """An analysis as the page shows it (run in a worker thread): see :meth:`Games.analyse`."""
     from carnac_env.analysis import Analyst
-    from carnac_env.analysis.pictures import policy_layer
     from carnac_env.core.game import GameState
+    from carnac_env.render.agent_view import policy_layer
     from carnac_env.render.svg import SvgLayout
 
     analyst = Analyst(board, sims=sims)

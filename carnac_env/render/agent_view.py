@@ -1,6 +1,9 @@
 """The learned agent's view as pictures: the board with a heat map of its moves, and a game's
 review as a curve. SVG (for Jupyter, ``carnac serve`` and the web replay) and Pillow images.
 
+The numbers come from :mod:`carnac_env.analysis` (an ``Evaluation``, a ``Review``); this module
+only draws them, reading their fields, and imports nothing above the renderers.
+
 * :func:`policy_layer`: an SVG group to lay over a board drawn with
   :class:`~carnac_env.render.svg.SvgLayout`: each square tinted by the weight of the moves on
   it (the search's visit share after a search, else the network's prior; a placement's four
