@@ -1,6 +1,6 @@
 """The tutorials' Jupyter notebooks, executed, and the outputs their Markdown pages show.
 
-    python docs/make_tutorials.py                       # all five: run each notebook, write it
+    python docs/make_tutorials.py                       # all six: run each notebook, write it
                                                         # with its outputs, and the outputs into its page
     python docs/make_tutorials.py --only alphazero.md   # one page and its notebook
     python docs/make_tutorials.py --notebooks           # after editing only a page's prose: rewrite the
@@ -27,10 +27,21 @@ The pages that train networks (``TRAINING``) run with ``CARNAC_SMOKE=1``, the ti
 CI, and their outputs say so. Generating needs nbclient and ipykernel (the ``test`` extra),
 and for the training pages PyTorch (the ``train`` extra).
 
+**Outputs that depend on PyTorch.** A smoke run is deterministic for one PyTorch build (the
+same seeds give the same losses and games), but another version of PyTorch trains a slightly
+different network. A block whose printout depends on a trained network is marked in the page by
+the line ``<!-- varies with torch -->`` just before it; its output block then gets a visible
+title naming the PyTorch version it was printed with (``printed with torch 2.13.0+cpu: the
+numbers vary with the PyTorch version``). Every other output is the same under any version.
+Durations (a number followed by ``s``, as in a training log's ``update 1  0s (CPU 0s)``) are
+the machine's and are never compared.
+
 ``tests/test_notebooks.py`` checks that every notebook is the one its page makes, with the
 outputs its page shows, that its links resolve, and executes each one ("Run all", smoke mode
 for the training ones) in a fresh folder; ``tests/test_tutorials.py`` runs each page's blocks
-as a script (``run_page``) and compares what they print with the page.
+as a script (``run_page``) and compares what they print with the page (:func:`differences`):
+exactly, except a marked block's output under another PyTorch version than the one recorded,
+which must then keep its words and layout (:func:`shape`: numbers and True/False aside).
 """
 
 from __future__ import annotations
@@ -53,7 +64,14 @@ NOTEBOOKS = TUTORIALS / "notebooks"
 #: the pages that train networks: run with CI's tiny budgets when recording their outputs
 TRAINING = {"train-maskable-ppo.md", "self-play.md", "alphazero.md"}
 #: the order of the pages (the course)
-ORDER = ["play-by-hand.md", "write-an-agent.md", "train-maskable-ppo.md", "self-play.md", "alphazero.md"]
+ORDER = [
+    "play-by-hand.md",
+    "write-an-agent.md",
+    "train-maskable-ppo.md",
+    "self-play.md",
+    "alphazero.md",
+    "what-the-network-sees.md",
+]
 #: the note on the output blocks of a page run in smoke mode
 SMOKE_NOTE = " (recorded with CARNAC_SMOKE=1: CI's tiny training budgets) "
 #: the output types a stored notebook keeps, and the data of displays it keeps
@@ -63,12 +81,18 @@ FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*\n?", re.M | re.S
 )
 TITLE = re.compile(r'title="(?P<file>[\w./-]+)"')
-OUTPUT = re.compile(r"\n<!-- output(?P<note>[^>]*)-->\n```text\n.*?^```[ \t]*\n", re.M | re.S)
+OUTPUT = re.compile(r"\n<!-- output(?P<note>[^>]*)-->\n```text[^\n]*\n.*?^```[ \t]*\n", re.M | re.S)
+#: the line before a block whose output depends on the PyTorch version (a trained network)
+VARIES = "<!-- varies with torch -->"
+#: the title of such a block's output, with the version it was printed with
+VARIES_TITLE = 'title="printed with torch {version}: the numbers vary with the PyTorch version"'
+VERSION = re.compile(r'```text title="printed with torch (?P<version>[^:"]+):')
 #: a Markdown link or image: [text](target) (targets without spaces)
 LINK = re.compile(r"(?P<head>!?\[[^\]]*\]\()(?P<target>[^)\s]+)\)")
 
 DRIVER = """
 import contextlib, io, json, subprocess, sys
+sys.path[0] = ""  # the folder the page runs in, as for a script there (the driver lives elsewhere)
 blocks = json.load(open(sys.argv[1]))
 namespace = {"__name__": "__main__"}
 outputs = []
@@ -128,33 +152,67 @@ def environment(work: Path, smoke: bool) -> dict[str, str]:
     return env
 
 
-def run_page(name: str, *, smoke: bool) -> list[str]:
-    """Run the page's blocks as a script in a fresh folder; returns what each block printed
-    (stdout; ``""`` for a file block)."""
+def run_page(name: str, *, smoke: bool, keep: Path | None = None) -> list[str]:
+    """Run the page's blocks as a script in a fresh folder (``keep``, an empty folder outside
+    the clone, to look at what the page wrote there afterwards); returns what each block
+    printed (stdout; ``""`` for a file block)."""
     text = strip_outputs((TUTORIALS / name).read_text(encoding="utf-8"))
     runnable = [(kind, code, line) for kind, code, line, _ in blocks(text)]
-    with tempfile.TemporaryDirectory(prefix="carnac-tutorial-") as folder:
-        work = Path(folder)
-        (work / "blocks.json").write_text(json.dumps(runnable))
-        (work / "driver.py").write_text(DRIVER)
+    with tempfile.TemporaryDirectory(prefix="carnac-tutorial-") as folder, tempfile.TemporaryDirectory() as own:
+        work = Path(keep) if keep is not None else Path(folder)
+        driver = Path(own)  # the driver and its files, apart from what the page writes
+        (driver / "blocks.json").write_text(json.dumps(runnable))
+        (driver / "driver.py").write_text(DRIVER)
         subprocess.run(
-            [sys.executable, "driver.py", "blocks.json", name, "outputs.json"],
+            [
+                sys.executable,
+                str(driver / "driver.py"),
+                str(driver / "blocks.json"),
+                name,
+                str(driver / "outputs.json"),
+            ],
             cwd=work,
             env=environment(work, smoke),
             check=True,
         )
-        return json.loads((work / "outputs.json").read_text())
+        return json.loads((driver / "outputs.json").read_text())
 
 
-def with_outputs(text: str, outputs: list[str], note: str = " ") -> str:
-    """The page with an output block after every python or bash block that printed something."""
+def varies(text: str) -> list[bool]:
+    """For every runnable block of a page (as :func:`blocks` lists them), whether the line
+    before it is :data:`VARIES`: its output depends on the PyTorch version."""
+    text = strip_outputs(text)
+    starts = [m.start() for m in FENCE.finditer(text)]
+    out = []
+    for _, _, _, end in blocks(text):
+        start = max(s for s in starts if s < end)
+        out.append(text[:start].rstrip().endswith(VARIES))
+    return out
+
+
+def torch_version() -> str | None:
+    """The installed PyTorch's version (None without it), read without importing it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def with_outputs(text: str, outputs: list[str], note: str = " ", torch: str | None = None) -> str:
+    """The page with an output block after every python or bash block that printed something;
+    a block marked :data:`VARIES` gets the title naming ``torch``, the PyTorch version it was
+    printed with (default: the one installed)."""
+    marked = varies(text)
     text = strip_outputs(text)
     pieces, start = [], 0
-    for (kind, _, _, end), printed in zip(blocks(text), outputs):
+    for (kind, _, _, end), printed, mark in zip(blocks(text), outputs, marked):
         if kind.startswith("file:") or not printed.strip():
             continue
+        title = " " + VARIES_TITLE.format(version=torch or torch_version() or "unknown") if mark else ""
         pieces.append(text[start:end])
-        pieces.append(f"\n<!-- output{note}-->\n```text\n{printed.rstrip()}\n```\n")
+        pieces.append(f"\n<!-- output{note}-->\n```text{title}\n{printed.rstrip()}\n```\n")
         start = end
     pieces.append(text[start:])
     return "".join(pieces)
@@ -162,7 +220,71 @@ def with_outputs(text: str, outputs: list[str], note: str = " ") -> str:
 
 def recorded_outputs(text: str) -> list[str]:
     """The output blocks of a page, in order."""
-    return [m.group(1).rstrip() for m in re.finditer(r"<!-- output[^>]*-->\n```text\n(.*?)^```", text, re.M | re.S)]
+    return [
+        m.group(1).rstrip() for m in re.finditer(r"<!-- output[^>]*-->\n```text[^\n]*\n(.*?)^```", text, re.M | re.S)
+    ]
+
+
+def shown_per_block(text: str) -> list[str]:
+    """For every runnable block of a page, the output block the page shows after it (``""``
+    where none): what :func:`with_outputs` takes to rebuild the page."""
+    out = []
+    for _, _, _, end in blocks(text):
+        m = OUTPUT.match(text, end)
+        out.append(recorded_outputs(m.group(0))[0] + "\n" if m else "")
+    return out
+
+
+def recorded_versions(text: str) -> list[str | None]:
+    """For each output block of a page, the PyTorch version its title names (None: not marked)."""
+    return [
+        (m.group("version") if (m := VERSION.match(header)) else None)
+        for header in re.findall(r"<!-- output[^>]*-->\n(```text[^\n]*)\n", text)
+    ]
+
+
+#: a duration in an output (``0s``, ``12 s``, ``3.5s``): the machine's, not compared
+DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?( ?)s\b")
+
+
+def without_durations(text: str) -> str:
+    """``text`` with every duration written ``#s`` (keeping its space), so that two runs
+    compare equal whatever the machine's speed."""
+    return DURATION.sub(r"#\1s", text)
+
+
+def shape(text: str) -> str:
+    """What stays of an output under another PyTorch version: the words and the layout, with
+    every number (and True or False) written ``#`` and runs of spaces as one."""
+    text = re.sub(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", "#", text)
+    text = re.sub(r"\b(?:True|False)\b", "#", text)
+    return re.sub(r"[ \t]+", " ", text)
+
+
+def differences(page: str, outputs: list[str], torch: str | None = None) -> list[str]:
+    """How what a page's blocks printed (``outputs``, one per runnable block, from
+    :func:`run_page`) differs from the output blocks the page shows: exactly, except a marked
+    block's output (:data:`VARIES`) printed under another PyTorch version than its title
+    names, which must only keep its :func:`shape`. An empty list: the page shows what its
+    code prints."""
+    import difflib
+
+    torch = torch or torch_version()
+    kinds = [kind for kind, _, _, _ in blocks(strip_outputs(page))]
+    printed = [o.rstrip() for kind, o in zip(kinds, outputs) if not kind.startswith("file:") and o.strip()]
+    shown, versions = recorded_outputs(page), recorded_versions(page)
+    problems = []
+    if len(printed) != len(shown):
+        problems.append(f"{len(printed)} blocks printed something, the page shows {len(shown)} outputs")
+    for index, (got, want, version) in enumerate(zip(printed, shown, versions)):
+        if without_durations(got) == without_durations(want):
+            continue
+        if version is not None and version != torch and shape(got) == shape(want):
+            continue  # printed under another PyTorch: its words and layout are the page's
+        why = f"(recorded with torch {version}, run with {torch}: its words or layout differ)" if version else ""
+        diff = "\n".join(difflib.unified_diff(want.splitlines(), got.splitlines(), "shown", "printed", lineterm=""))
+        problems.append(f"output {index + 1} {why}\n{diff}")
+    return problems
 
 
 # --------------------------------------------------------------------------- links
@@ -363,7 +485,7 @@ def generate(name: str) -> None:
         if cell["cell_type"] == "code":
             cell["outputs"] = kept_outputs(done)
             cell["execution_count"] = done.get("execution_count")
-    page = with_outputs(page, _page_outputs(page, printed(nb)), SMOKE_NOTE if smoke else " ")
+    page = with_outputs(page, _page_outputs(page, printed(nb)), SMOKE_NOTE if smoke else " ", torch_version())
     write_text(page_path, page)
     NOTEBOOKS.mkdir(exist_ok=True)
     write_text(notebook_path(name), to_text(nb))

@@ -294,6 +294,11 @@ def arena(model_path: Path, args: argparse.Namespace) -> dict[str, Any]:
     spec = f"sb3_maskable_ppo.MaskablePPOAgent:path={model_path.name}"
     print(f"arena on {args.board}: the model against random and greedy, {args.arena_games} games per pair")
     previous = os.getcwd()
+    where = model_path.parent / "arena"  # as the caller names it: the arena runs inside model_path.parent
+
+    def echo(line: str) -> None:  # the arena names its files from inside that folder
+        print(line.replace(": arena/", f": {where}/"))
+
     os.chdir(model_path.parent)
     try:
         return run_arena(
@@ -304,6 +309,7 @@ def arena(model_path: Path, args: argparse.Namespace) -> dict[str, Any]:
             seed=args.seed,
             workers=1,
             progress=not SMOKE,
+            echo=echo,
         )
     finally:
         os.chdir(previous)

@@ -336,6 +336,11 @@ def arena(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     opponents = ["random", "greedy", args.mcts]
     print(f"arena on {args.board}: the policy against {', '.join(opponents)}, {args.arena_games} games per pair")
     previous = os.getcwd()
+    where = path.parent / "arena"  # as the caller names it: the arena runs inside path.parent
+
+    def echo(line: str) -> None:  # the arena names its files from inside that folder
+        print(line.replace(": arena/", f": {where}/"))
+
     os.chdir(path.parent)
     try:
         return run_arena(
@@ -346,6 +351,7 @@ def arena(path: Path, args: argparse.Namespace) -> dict[str, Any]:
             seed=args.seed,
             workers=args.workers,
             progress=not SMOKE,
+            echo=echo,
         )
     finally:
         os.chdir(previous)

@@ -101,3 +101,12 @@ def test_generator_writes_where_asked(tmp_path: Path) -> None:
     target = tmp_path / "env.md"
     assert _load_generator().main([str(target)]) == 0
     assert target.read_text(encoding="utf-8") == environment_page()
+
+
+def test_the_readme_set_up_makes_and_activates_a_venv_before_its_two_commands():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = readme[readme.index("## Set-up") : readme.index("## Quick start")]
+    venv = setup.index("python3 -m venv .venv && . .venv/bin/activate")
+    assert venv < setup.index("pip install -e . && carnac arena") < setup.index('pip install -e ".[test]" && pytest')
+    commands = [line for line in setup.splitlines() if line.startswith("pip install")]
+    assert len(commands) == 2  # still two commands after the venv

@@ -171,3 +171,38 @@ def test_tutorial_4_holds_the_selfplay_example_as_it_is() -> None:
     page = (EXAMPLES.parent / "docs" / "tutorials" / "self-play.md").read_text(encoding="utf-8")
     files = {kind: code for kind, code, _, _ in make_tutorials.blocks(page) if kind.startswith("file:")}
     assert files == {"file:selfplay_ppo.py": (EXAMPLES / "selfplay_ppo.py").read_text(encoding="utf-8")}
+
+
+def _printed_paths_exist(output: str, cwd: Path) -> None:
+    """Every file the arena's last lines name ("ratings plot: P", "games: P; results: P; ...")
+    is where the line says, from the folder the example ran in."""
+    named = []
+    for line in output.splitlines():
+        if line.startswith(("games: ", "ratings plot: ")):
+            named += [part.split(": ", 1)[1].strip() for part in line.split("; ")]
+    assert any(name.endswith("games.jsonl") for name in named), output[-3000:]
+    for name in named:
+        assert (cwd / name).is_file(), f"the example says {name}, but there is no such file in {cwd}"
+
+
+@pytest.mark.slow
+def test_sb3_maskable_ppo_names_its_arena_files_as_they_are(tmp_path):
+    require("matplotlib", "the ratings plot (the plot extra)")
+    output = run_example(
+        "sb3_maskable_ppo.py", ["--out", "runs/sb3", "--arena-games", "2"], tmp_path, ["torch", "sb3_contrib"]
+    )
+    assert "runs/sb3/arena/games.jsonl" in output
+    _printed_paths_exist(output, tmp_path)
+
+
+@pytest.mark.slow
+def test_selfplay_ppo_names_its_arena_files_as_they_are(tmp_path):
+    require("matplotlib", "the ratings plot (the plot extra)")
+    output = run_example(
+        "selfplay_ppo.py",
+        ["--out", "runs/selfplay", "--updates", "1", "--arena-games", "2", "--mcts", "mcts:sims=10"],
+        tmp_path,
+        ["torch"],
+    )
+    assert "runs/selfplay/arena/games.jsonl" in output
+    _printed_paths_exist(output, tmp_path)

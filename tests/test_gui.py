@@ -7,6 +7,8 @@ loop (GuiApp) by synthetic pygame mouse events, through whole games on small boa
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"
@@ -413,3 +415,68 @@ def test_panels_show_the_live_score_and_who_leads():
     assert not controller.player_panel(1)[1].endswith("leads")
     image = np.asarray(controller.frame())
     assert image.shape == (controller.height, controller.width, 3)
+
+
+# --------------------------------------------------------------------------- no display
+def test_display_problem_reads_the_environment():
+    from carnac_env.render.window import display_problem
+
+    assert "no display" in display_problem({}, "linux")
+    assert display_problem({"DISPLAY": ":0"}, "linux") is None
+    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
+    assert display_problem({"SDL_VIDEODRIVER": "dummy"}, "linux") is None  # chosen on purpose
+    assert display_problem({}, "darwin") is None and display_problem({}, "win32") is None
+
+
+def test_a_window_without_a_display_fails_at_once(monkeypatch):
+    """The env's window (render_mode="human", window=True) and the GUI's open through the same
+    check: without a display, a CarnacError before pygame's display starts."""
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    with pytest.raises(CarnacError, match=r"no display here.*render_mode='ansi'"):
+        Window("small").open()
+    assert not pygame.display.get_init()
+    import carnac_env
+
+    env = carnac_env.env(board="small", render_mode="human", window=True)
+    env.reset()
+    with pytest.raises(CarnacError, match="no display here"):
+        env.render()
+
+
+def _play_gui_without(env_changes: dict[str, str]) -> subprocess.CompletedProcess:
+    """``carnac play --gui`` with DISPLAY, WAYLAND_DISPLAY and SDL_VIDEODRIVER unset, then ``env_changes``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    env.update(env_changes)
+    return subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", "play", "--gui", "--board", "small", "--opponent", "random"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,  # the bug this guards against waited forever
+    )
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="a desktop session always has a display there")
+def test_play_gui_without_a_display_says_what_to_do():
+    done = _play_gui_without({})
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    message = done.stderr.strip().splitlines()[-1]
+    assert message.startswith("carnac: error: cannot open a window: there is no display here")
+    for advice in ("carnac play, without --gui", "carnac serve", "where a display is"):
+        assert advice in message
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="a desktop session always has a display there")
+def test_play_gui_with_an_unreachable_display_fails_too():
+    """A DISPLAY that names no server: SDL falls back to drawing off screen, which would be a
+    window no one sees; that is refused the same way."""
+    done = _play_gui_without({"DISPLAY": ":97"})
+    if done.returncode == 0:
+        pytest.skip("a display :97 answered here")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    message = done.stderr.strip().splitlines()[-1]
+    assert "cannot open a window" in message and "carnac serve" in message, message

@@ -33,7 +33,7 @@ RANKS: list[list[set[str]]] = [
     [{"core"}],
     [{"render"}, {"batch"}, {"symmetry"}, {"models"}],
     [{"jax"}, {"search"}],
-    [{"agents"}],
+    [{"agents"}, {"analysis"}],
     [ENVS],
     [{"arena"}],
     [{"train"}, {"evaluate"}],

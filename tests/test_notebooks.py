@@ -101,7 +101,7 @@ def execute(name: str, tmp_path: Path, smoke: bool) -> dict:
     return MAKE.execute(stored, tmp_path, smoke)
 
 
-@pytest.mark.parametrize("name", ["play-by-hand.md", "write-an-agent.md"])
+@pytest.mark.parametrize("name", ["play-by-hand.md", "write-an-agent.md", "what-the-network-sees.md"])
 def test_notebook_runs_and_prints_what_the_page_shows(name, tmp_path):
     notebook = execute(name, tmp_path, smoke=False)
     page = (TUTORIALS / name).read_text(encoding="utf-8")

@@ -224,3 +224,71 @@ def test_the_address_names_the_position_in_a_headless_browser(tmp_path):
         assert not errors, errors
     finally:
         driver.quit()
+
+
+# --------------------------------------------------------------------------- the agent's view
+def _reviewed(search: str = "mistakes"):
+    from carnac_env.analysis import Analyst
+
+    record = random_record()
+    return record, Analyst(record.board, sims=16).review(record, search=search)
+
+
+def test_the_page_carries_the_agents_view_of_every_position():
+    record, review = _reviewed(search="all")
+    page = replay_html(record, analysis=review)
+    data = json.loads(page.split('<script id="analysis-data" type="application/json">')[1].split("</script>")[0])
+    assert len(data["positions"]) == len(embedded(page, "frames")) == len(record.moves) + 1
+    for view, position in zip(data["positions"], review.positions):
+        assert view["expected"] == [round(x, 4) for x in position.expected]
+        assert view["summary"] == position.summary()
+        assert (view["layer"] == "") == position.final  # a heat map on every unfinished position
+    assert 'id="show-analysis"' in page and 'class="review-curve"' in page
+    assert page.count('data-before="1"') == len(review.mistakes)
+    assert '<script id="analysis-data"' not in replay_html(record)  # without an analysis: no data, no box
+    assert 'id="show-analysis"' not in replay_html(record)
+
+
+def test_an_analysis_of_another_game_is_refused():
+    _, review = _reviewed()
+    other = random_record(seed=4)
+    with pytest.raises(CarnacError, match="another game"):
+        replay_html(other, analysis=review)
+
+
+def test_the_agents_view_in_a_headless_browser(tmp_path):
+    record, review = _reviewed()
+    path = write_replay_html(record, tmp_path / "game.html", analysis=review)
+    driver = _browser()
+    try:
+        from selenium.webdriver.common.by import By
+
+        driver.get(path.resolve().as_uri() + "#move=3")
+        layer = driver.find_element(By.ID, "analysis")
+        assert layer.get_attribute("innerHTML") == ""  # on demand: nothing until asked
+        assert not driver.find_element(By.ID, "evaluation").is_displayed()
+        driver.find_element(By.ID, "show-analysis").click()
+        assert driver.find_elements(By.CSS_SELECTOR, "#analysis rect.heat")
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#analysis rect.best")) == 1
+        summary = driver.find_element(By.ID, "agent-summary").text
+        assert summary == review.positions[3].summary()
+        rows = driver.find_elements(By.CSS_SELECTOR, "#agent-moves tr")
+        assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows] == [
+            m.text for m in review.positions[3].top(5)
+        ]
+        driver.find_element(By.ID, "next").click()  # the view follows the position
+        assert driver.find_element(By.ID, "agent-summary").text == review.positions[4].summary()
+        # A mistake of the review: the position before it, with the agent's view on.
+        driver.find_element(By.ID, "show-analysis").click()
+        first = review.mistakes[0]
+        driver.find_elements(By.CSS_SELECTOR, "#mistakes button")[0].click()
+        assert driver.find_element(By.ID, "caption").text.startswith(f"{first.ply - 1}. ")
+        assert driver.find_element(By.ID, "show-analysis").is_selected()
+        assert first.best_text in driver.find_element(By.ID, "agent-summary").text
+        # A point of the curve: that position.
+        driver.find_elements(By.CSS_SELECTOR, "#review circle.point")[7].click()
+        assert driver.find_element(By.ID, "caption").text.startswith("7. ")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not errors, errors
+    finally:
+        driver.quit()

@@ -36,7 +36,13 @@ from carnac_env.play.controller import KEYS, GuiController, default_cell
 from carnac_env.play.view import Button, GuiView
 from carnac_env.render.window import import_pygame, open_window
 
-__all__ = ["KEYS", "Button", "GuiApp", "GuiController", "GuiView", "default_cell", "play_gui"]
+__all__ = ["KEYS", "NO_WINDOW_ADVICE", "Button", "GuiApp", "GuiController", "GuiView", "default_cell", "play_gui"]
+
+#: What ``carnac play --gui`` suggests when no window can be seen here.
+NO_WINDOW_ADVICE = (
+    "play in the terminal instead (carnac play, without --gui), or in a web browser (carnac serve, "
+    "the serve extra, then open the address it prints)"
+)
 
 
 class GuiApp:
@@ -61,7 +67,7 @@ class GuiApp:
             pygame,
             (controller.width, controller.height),
             f"Carnac - {controller.board.name}",
-            "play in the terminal instead",
+            NO_WINDOW_ADVICE,
         )
         self.running = True
         self._dirty = True

@@ -14,6 +14,16 @@ The address says which position is shown, so a teacher can link a moment of the 
 ``game.html#move=12`` opens after move 12, ``#end`` at the end (``#move=0``: the start).
 Stepping updates the address; editing it jumps there.
 
+With ``analysis`` (a :class:`~carnac_env.analysis.Review` of the game, from
+:func:`carnac_env.analysis.review`), the page also carries the learned agent's view, computed
+when the page was written (the page stays one file with no server): a box, **Show the agent's
+view**, lays the heat map of its moves over every position (the search's visit share where it
+searched, else the network's prior), rings its choice and shows each side's expected score;
+and a **review** under the board plots Red's expected score move by move, with the moves where
+it dropped most circled and listed, each with the move the agent preferred there (click a
+point or a mistake to go to that position). ``python -m carnac_env.analysis GAME.json --html
+OUT.html`` writes such a page.
+
 >>> from carnac_env.core.record import GameRecord                # doctest: +SKIP
 >>> write_replay_html(GameRecord.load("game.json"), "game.html")  # doctest: +SKIP
 """
@@ -24,6 +34,7 @@ import json
 from html import escape
 from pathlib import Path
 from string import Template
+from typing import Any
 
 from carnac_env._files import write_text
 from carnac_env.core.game import PLAYER_NAMES
@@ -72,6 +83,19 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
 .legend li { display: flex; align-items: center; gap: .5em; margin: .15em 0; }
 .legend svg { flex: none; }
 #link { font-size: .9em; color: $note; }
+.agent { margin: .6em 0; max-width: 40em; }
+.agent label { font-weight: bold; cursor: pointer; }
+#evaluation p { margin: .2em 0; }
+#evaluation .bar { display: flex; height: 1.1em; max-width: 30em; border: 1px solid $soft; font-size: .85em; }
+#evaluation .bar span { display: block; padding: 0 .3em; white-space: nowrap; overflow: hidden; }
+#evaluation .bar .red-part { background: $red_face; color: #ffffff; }
+#evaluation .bar .white-part { background: $white_face; color: $text; text-align: right; flex: 1; }
+#evaluation table { border-collapse: collapse; font-size: .9em; }
+#evaluation td, #evaluation th { padding: .05em .6em .05em 0; text-align: left; }
+#review h2 { font-size: 1.1em; margin: .8em 0 .3em 0; }
+#review svg .point, #review svg .mistake { cursor: pointer; }
+#mistakes button { border: none; background: none; cursor: pointer; font: inherit; text-align: left; padding: .1em 0; }
+#mistakes button:hover { text-decoration: underline; }
 """
 ).substitute(  # the colours of render/style.py
     page=hex_colour(PAGE_BACKGROUND),
@@ -83,6 +107,8 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
     note=hex_colour(NOTE_TEXT),
     highlight=hex_colour(HIGHLIGHT),
     highlight_edge=hex_colour(HIGHLIGHT_EDGE),
+    red_face=hex_colour(FACE_COLOURS[1]),
+    white_face=hex_colour(FACE_COLOURS[2]),
 )
 
 _SCRIPT = r"""
@@ -111,9 +137,34 @@ _SCRIPT = r"""
     if (window.location.hash === hash) { return; }
     try { history.replaceState(null, "", hash); } catch (e) { window.location.replace(hash); }
   }
+  var agent = document.getElementById("analysis-data");
+  agent = agent ? JSON.parse(agent.textContent) : null;
+  var layer = document.getElementById("analysis");
+  var toggle = document.getElementById("show-analysis");
+  function cell(row, text) { var td = document.createElement("td"); td.textContent = text; row.appendChild(td); }
+  function showAgent() {
+    if (!agent) { return; }
+    var on = toggle.checked, view = agent.positions[index], box = document.getElementById("evaluation");
+    layer.innerHTML = on ? view.layer : "";
+    box.hidden = !on;
+    if (!on) { return; }
+    var red = 100 * view.expected[0];
+    document.getElementById("red-part").style.width = red + "%";
+    document.getElementById("red-part").textContent = red >= 22 ? "Red " + view.shown[0] : "";
+    document.getElementById("white-part").textContent = red <= 78 ? "White " + view.shown[1] : "";
+    document.getElementById("agent-summary").textContent = view.summary;
+    var rows = document.getElementById("agent-moves"); rows.innerHTML = "";
+    view.moves.forEach(function (m) {
+      var tr = document.createElement("tr");
+      cell(tr, m.text); cell(tr, m.shown[0]); cell(tr, view.search ? m.shown[1] : "-");
+      rows.appendChild(tr);
+    });
+    document.getElementById("agent-table").hidden = view.moves.length === 0;
+  }
   function show(i) {
     index = Math.max(0, Math.min(last, i));
     pieces.innerHTML = frames[index];
+    showAgent();
     scrub.value = index;
     caption.textContent = captions[index];
     where.textContent = index + " / " + last;
@@ -145,6 +196,16 @@ _SCRIPT = r"""
     else if (e.key === "End") { stop(); show(frames.length - 1); }
   });
   window.addEventListener("hashchange", function () { if (fromHash() !== index) { stop(); show(fromHash()); } });
+  if (agent) {
+    toggle.onchange = showAgent;
+    document.querySelectorAll("#review [data-step]").forEach(function (el) {
+      el.addEventListener("click", function () {
+        stop();
+        if (el.hasAttribute("data-before")) { toggle.checked = true; }
+        show(Number(el.getAttribute("data-step")));
+      });
+    });
+  }
   show(fromHash());
 })();
 """
@@ -201,11 +262,58 @@ def legend_html() -> str:
     return f'<ul class="legend" aria-label="legend">{rows}</ul>'
 
 
-def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None) -> str:
-    """The replay page of ``record`` as one HTML string (see the module docstring).
+def _analysis_parts(review: Any, record: GameRecord, layout: SvgLayout) -> tuple[str, str, str]:
+    """The analysis's data (a JSON script), its box beside the board and its review section."""
+    from carnac_env.render.agent_view import policy_layer  # only draws what the review holds
+
+    if tuple(review.actions) != tuple(record.actions()) or review.board_name != record.board.name:
+        raise CarnacError("the analysis given is of another game than the record: review this record")
+    data = {
+        "positions": [
+            {
+                "layer": policy_layer(view, layout),
+                "expected": [round(x, 4) for x in view.expected],
+                "shown": [f"{x:.0%}" for x in view.expected],
+                "summary": view.summary(),
+                "search": view.searched,
+                "moves": [m.to_dict() for m in view.top(5)],
+            }
+            for view in review.positions
+        ]
+    }
+    box = (
+        '<div class="agent"><label><input type="checkbox" id="show-analysis"> Show the agent\'s view</label> '
+        f'<span class="meta">(the network {escape(review.model)}'
+        + (f", searched {review.sims} simulations where it searched" if review.sims else "")
+        + ')</span><div id="evaluation" hidden>'
+        '<div class="bar" aria-label="expected score"><span id="red-part" class="red-part"></span>'
+        '<span id="white-part" class="white-part"></span></div><p id="agent-summary"></p>'
+        '<table id="agent-table"><thead><tr><th>move</th><th>prior</th><th>visits</th></tr></thead>'
+        '<tbody id="agent-moves"></tbody></table><p class="meta">On the board, the tint and the number of a square '
+        "are the share of the search's visits (or the network's prior) of all the moves there, a placement's four "
+        "orientations together; the agent's move is ringed.</p></div></div>"
+    )
+    items = "".join(
+        f'<li><button data-step="{m.ply - 1}" data-before="1">{escape(m.line())}</button></li>' for m in review.mistakes
+    )
+    section = (
+        '<section id="review"><h2>Review: where the expected score dropped</h2>'
+        f"{review.svg()}"
+        '<p class="meta">Red\'s expected score is (1 + value) / 2 from the value head: 1 a Red win, 1/2 a draw, '
+        "0 a loss. Click a point to go to that position, a mistake to see the position before it with the "
+        "agent's view.</p>"
+        f'<ol id="mistakes">{items}</ol></section>'
+    )
+    return f'<script id="analysis-data" type="application/json">{_json_for_script(data)}</script>\n', box, section
+
+
+def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None, analysis: Any = None) -> str:
+    """The replay page of ``record`` as one HTML string (see the module docstring);
+    ``analysis``, a :class:`~carnac_env.analysis.Review` of this game, adds the agent's view.
 
     Raises:
         RecordError: a move of the record that does not parse or is illegal.
+        CarnacError: an analysis of another game.
     """
     board = record.board
     layout = SvgLayout(board, cell)
@@ -235,9 +343,10 @@ def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None)
     svg = (
         f'<svg id="board" xmlns="http://www.w3.org/2000/svg" width="{layout.width}" height="{layout.height}" '
         f'viewBox="0 0 {layout.width} {layout.height}" role="img" aria-label="the board">'
-        f'{board_layer(layout)}<g id="pieces">{frames[0]}</g></svg>'
+        f'{board_layer(layout)}<g id="pieces">{frames[0]}</g><g id="analysis"></g></svg>'
     )
     last = len(frames) - 1
+    data, box, section = _analysis_parts(analysis, record, layout) if analysis is not None else ("", "", "")
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -254,16 +363,17 @@ def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None)
         f'<input id="scrub" type="range" min="0" max="{last}" value="0" aria-label="position">'
         '<span id="where"></span> <a id="link" href="#move=0" title="copy this link to show this position">'
         "link to this position</a></div>\n"
-        f'<p id="caption"></p>\n{legend_html()}\n</div>\n'
-        f'<ol id="moves">{items}</ol>\n</div>\n'
+        f'<p id="caption"></p>\n{box}{legend_html()}\n</div>\n'
+        f'<ol id="moves">{items}</ol>\n</div>\n{section}'
         f'<script id="frames" type="application/json">{_json_for_script(frames)}</script>\n'
         f'<script id="captions" type="application/json">{_json_for_script(captions)}</script>\n'
-        f"<script>{_SCRIPT}</script>\n</body>\n</html>\n"
+        f"{data}<script>{_SCRIPT}</script>\n</body>\n</html>\n"
     )
 
 
-def write_replay_html(record: GameRecord, path: str | Path, *, cell: int = 40) -> Path:
-    """Write the replay page of ``record`` to ``path`` (an ``.html`` file). Returns the path.
+def write_replay_html(record: GameRecord, path: str | Path, *, cell: int = 40, analysis: Any = None) -> Path:
+    """Write the replay page of ``record`` to ``path`` (an ``.html`` file), with the agent's
+    view if ``analysis`` (a :class:`~carnac_env.analysis.Review` of it) is given. Returns the path.
 
     Raises:
         CarnacError: the name does not end in .html/.htm, its folder does not exist, or the
@@ -275,6 +385,6 @@ def write_replay_html(record: GameRecord, path: str | Path, *, cell: int = 40) -
         raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in .html")
     if not path.parent.is_dir():
         raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
-    page = replay_html(record, cell=cell)
+    page = replay_html(record, cell=cell, analysis=analysis)
     write_text(path, page)  # atomic: a full disk leaves no half page (carnac_env._files)
     return path

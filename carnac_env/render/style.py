@@ -3,7 +3,8 @@
 Read by the Pillow renderer (:mod:`carnac_env.render.image`), the SVG pictures
 (:mod:`carnac_env.render.svg`, which also draws the JAX engine's ``State.to_svg``), the web
 replay (:mod:`carnac_env.render.html`), the animations (:mod:`carnac_env.render.animate`) and
-the mouse game (:mod:`carnac_env.play`). A colour is changed here, and everywhere at once.
+the mouse game (:mod:`carnac_env.play`) and the learned agent's pictures
+(:mod:`carnac_env.analysis`). A colour is changed here, and everywhere at once.
 
 Importing this module needs nothing beyond the standard library; :func:`font` loads Pillow
 (the ``render`` extra) when first called.
@@ -67,6 +68,17 @@ WHITE_TEXT: Colour = (85, 83, 76)
 NOTE_TEXT: Colour = (69, 68, 63)
 HIGHLIGHT: Colour = (255, 233, 168)
 HIGHLIGHT_EDGE: Colour = (176, 132, 0)
+#: The learned agent's view (carnac_env.analysis): the heat map of its moves, the ring round its
+#: choice, and the labels on the board (light text with a dark edge, readable on any square).
+ANALYSIS_HEAT: Colour = (124, 58, 196)
+ANALYSIS_BEST: Colour = (20, 205, 235)
+ANALYSIS_LABEL: Colour = (255, 255, 255)
+ANALYSIS_LABEL_EDGE: Colour = (34, 18, 60)
+#: The review's curve: its line, the half-way line, and the tints of the halves where each side leads.
+CURVE_LINE: Colour = (40, 40, 38)
+CURVE_MIDDLE: Colour = (150, 146, 134)
+RED_AHEAD: Colour = (246, 222, 214)
+WHITE_AHEAD: Colour = (232, 232, 228)
 
 # ------------------------------------------------------------------ proportions
 #: A block drawn with its faces (the megalith awaiting a decision, or being placed): half

@@ -10,11 +10,20 @@ window, it stays closed: later calls to ``show`` do nothing (``is_open`` turns F
 long run is not interrupted by windows popping up again. Without a display, opening it
 raises :class:`~carnac_env.errors.CarnacError` (callers fall back to text); SDL's dummy
 video driver (``SDL_VIDEODRIVER=dummy``) gives a window that is drawn but never seen.
+
+Every window of the package opens through :func:`open_window`, which first asks
+:func:`display_problem` whether a window could be seen here: on Linux and the BSDs that needs
+``DISPLAY`` or ``WAYLAND_DISPLAY`` (or an ``SDL_VIDEODRIVER`` chosen on purpose), and SDL must
+not have fallen back to a driver that draws off screen (SDL 2.32 picks ``offscreen`` when X
+and Wayland fail, and pygame then opens a "window" no one sees, so a game would wait forever
+for a click). Without a display the error comes at once and says what to do instead.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 from carnac_env.core.boards import Board, make_board
@@ -33,13 +42,49 @@ def import_pygame() -> Any:
     return pygame
 
 
+#: SDL's video drivers that draw into memory, never on a screen.
+HIDDEN_DRIVERS = ("offscreen", "dummy")
+
+
+def display_problem(environ: Mapping[str, str] | None = None, platform: str | None = None) -> str | None:
+    """Why no window could be seen here, or None when one could (without importing pygame).
+
+    macOS and Windows always have a display for a desktop session. Elsewhere a window needs
+    ``DISPLAY`` (X11) or ``WAYLAND_DISPLAY``; an ``SDL_VIDEODRIVER`` set on purpose (``dummy``
+    in tests, ``kmsdrm`` on a console) is taken as it is. :func:`open_window` also checks, once
+    SDL is started, that it did not fall back to a driver that draws off screen.
+    """
+    environ = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if environ.get("SDL_VIDEODRIVER") or platform in ("darwin", "win32", "cygwin"):
+        return None
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return None
+    return "there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is set)"
+
+
 def open_window(pygame: Any, size: tuple[int, int], caption: str, instead: str) -> Any:
-    """Initialise pygame's display and open a window of ``size`` pixels titled ``caption``.
+    """Initialise pygame's display and open a window of ``size`` pixels titled ``caption``,
+    after :func:`display_problem` found a display: on a machine without one this fails at
+    once, before pygame is started, instead of opening a window no one sees.
 
     Raises:
-        CarnacError: no window can be opened (no display); the message suggests ``instead``.
+        CarnacError: no window can be seen or opened here; the message suggests ``instead``
+            and how to get a display.
     """
-    pygame.display.init()
+    problem = display_problem()
+    if problem is None:
+        pygame.display.init()
+        driver = pygame.display.get_driver()
+        if driver in HIDDEN_DRIVERS and not os.environ.get("SDL_VIDEODRIVER"):
+            pygame.display.quit()
+            shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+            problem = f"the display {shown!r} cannot be reached (SDL fell back to its {driver!r} driver)"
+    if problem is not None:
+        raise CarnacError(
+            f"cannot open a window: {problem}. {instead[:1].upper()}{instead[1:]}; or run it where a display "
+            "is (a desktop session, or ssh -X); SDL_VIDEODRIVER=dummy draws a window no one sees"
+        )
     try:
         screen = pygame.display.set_mode(size)
     except pygame.error as err:
@@ -87,7 +132,10 @@ class Window:
             return
         layout = self.renderer.layout
         self._screen = open_window(
-            self.pygame, (layout.width, layout.height), f"{self.title} - {self.board.name}", "use render_mode='ansi'"
+            self.pygame,
+            (layout.width, layout.height),
+            f"{self.title} - {self.board.name}",
+            "use render_mode='ansi' (text) or 'rgb_array' (pictures)",
         )
         self.closed_by_user = False
 

@@ -9,7 +9,12 @@ allow the opponent), the tilts of a megalith awaiting the student's decision (cl
 would land, or decline), the score as it stands (each side's dolmens, its Board Game Arena
 score, who leads and by which tie-break), the moves so far; the student can undo, and
 download the game as a record (the JSON format of :mod:`carnac_env.core.record`, which
-``carnac replay`` reads).
+``carnac replay`` reads). On demand the page shows what the learned agent thinks
+(:mod:`carnac_env.analysis`): each side's expected score from the value head of the ``az``
+agent's network for the board, its favourite moves as a heat map on the board (the search's
+visit share after ``analysis_sims`` simulations, default 200), and, for the game so far, a
+review: Red's expected score move by move with the moves where it dropped most, each with the
+move the agent preferred.
 
 The server (:mod:`carnac_env.serve.app`, on Tornado: the ``serve`` extra) listens on
 127.0.0.1 unless told otherwise, and then answers only requests addressed to this machine
@@ -114,6 +119,9 @@ class Server:
         max_connections: the most connections open at once (fewer if the file limit is low).
         max_queue: the most games whose agents may wait for a worker (then 503).
         idle_seconds: a game not asked about for this long forgets its agent's tree.
+        analysis_sims: simulations of the learned agent's analysis (0: its raw network only);
+            a board where that would need more memory than a game may take gets the raw
+            network, or no analysis.
 
     Raises:
         CarnacError: Tornado missing, a bad agent spec or board, no agents or boards, an
@@ -133,6 +141,7 @@ class Server:
         max_connections: int | None = None,
         max_queue: int | None = None,
         idle_seconds: float | None = None,
+        analysis_sims: int | None = None,
     ) -> None:
         from carnac_env import _checks
         from carnac_env.core.boards import BOARDS, make_board
@@ -157,6 +166,8 @@ class Server:
             options["max_queue"] = _checks.whole("max_queue", max_queue, 1, 10_000)
         if idle_seconds is not None:
             options["idle_seconds"] = _checks.number("idle_seconds", idle_seconds, 0.0)
+        if analysis_sims is not None:
+            options["analysis_sims"] = _checks.whole("analysis_sims", analysis_sims, 0, 100_000)
         self.games = app.Games(list(agents or app.DEFAULT_AGENTS), boards, workers, memory << 20, **options)
         self.loopback = is_loopback(host)
         self.application = app.make_app(self.games, loopback=self.loopback, names=_own_names(host))
@@ -258,6 +269,12 @@ def serve(
         )
         if games.refused:
             echo(f"  not offered (over the memory per game; see --memory): {'; '.join(games.refused)}")
+        offered = sorted({offer["sims"] for offer in games.analysis.values() if offer is not None})
+        if offered:
+            searches = " or ".join(f"{n} simulations" if n else "the raw network" for n in offered)
+            echo(f"  the agent's view (the analysis): the az network of each board, {searches}")
+        if games.analysis_refused:
+            echo(f"  no analysis on: {'; '.join(f'{b} ({why})' for b, why in games.analysis_refused.items())}")
         if not server.loopback:
             echo(f"  listening on {host}: anyone who can reach this machine can play here")
         if open_browser:

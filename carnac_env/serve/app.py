@@ -22,6 +22,12 @@ timeouts (:func:`listen`).
     GET  /api/games/ID/preview?move=...  the board after a placement, not played, with the tilts it allows
     POST /api/games/ID/undo              take back the person's last decision (and the replies)
     GET  /api/games/ID/record            the game record (carnac_env.core.record's JSON), as a download
+    POST /api/games/ID/analysis          {"kind": "position"} or {"kind": "review"}: the learned agent's
+                                         view of the position now, or of the game so far (carnac_env.analysis)
+
+The analyses run like the agents' moves: in a worker thread, after the ledger grants their
+memory (:func:`~carnac_env.serve.budget.analysis_need`), one per game at a time, counted in the
+queue's bound; each game keeps its last few answers, so asking again costs nothing.
 """
 
 from __future__ import annotations
@@ -49,8 +55,8 @@ import tornado.web
 from carnac_env import _checks
 from carnac_env.errors import CarnacError
 from carnac_env.serve import DEFAULT_MEMORY_MB
-from carnac_env.serve.budget import Ledger, Need, held_bytes, megabytes, oversized, search_need
-from carnac_env.serve.session import ConflictError, Session
+from carnac_env.serve.budget import Ledger, Need, analysis_need, held_bytes, megabytes, oversized, search_need
+from carnac_env.serve.session import CELL, ConflictError, Session
 
 #: The most games kept at once; the least recently used is forgotten to make room.
 MAX_GAMES = 100
@@ -70,6 +76,12 @@ RETRY_AFTER = 2
 IDLE_SECONDS = 300
 #: The agents offered when ``carnac serve`` is given none.
 DEFAULT_AGENTS = ("greedy", "mcts", "az", "random")
+#: The simulations of an analysis unless told otherwise (the ``az`` agent's default).
+ANALYSIS_SIMS = 200
+#: The kinds of analysis: the position now, or the game so far.
+ANALYSIS_KINDS = ("position", "review")
+#: The analyses a game keeps (the last asked), so that asking again costs nothing.
+KEPT_ANALYSES = 6
 
 
 @dataclass(eq=False)
@@ -83,6 +95,9 @@ class LiveGame:
     task: asyncio.Task | None = None
     running: bool = False
     seen: float = field(default_factory=time.monotonic)
+    #: The analysis being made: None, "waiting" (for a worker) or "running".
+    analysing: str | None = None
+    analyses: OrderedDict = field(default_factory=OrderedDict)
 
 
 class Games:
@@ -111,6 +126,7 @@ class Games:
         max_games: int = MAX_GAMES,
         max_queue: int = MAX_QUEUE,
         idle_seconds: float = IDLE_SECONDS,
+        analysis_sims: int = ANALYSIS_SIMS,
     ) -> None:
         from carnac_env.agents import make
         from carnac_env.core.boards import make_board
@@ -144,12 +160,39 @@ class Games:
         self.max_games = max_games
         self.max_queue = max_queue
         self.idle_seconds = idle_seconds
+        #: Per board, the analysis offered there (its simulations, network and memory need), or
+        #: None with the reason in :attr:`analysis_refused`.
+        self.analysis: dict[str, dict[str, Any] | None] = {}
+        self.analysis_refused: dict[str, str] = {}
+        sims = _checks.whole("analysis_sims", analysis_sims, 0, 100_000)
+        for name in boards:
+            self.analysis[name] = self._analysis_offer(make_board(name), sims)
         self.games: OrderedDict[str, LiveGame] = OrderedDict()
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="carnac-agent")
         self.builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="carnac-build")
         #: The token the page sends with every request that changes a game (with its Origin).
         self.token = secrets.token_urlsafe(18)
         self._sweeper: asyncio.TimerHandle | None = None
+
+    def _analysis_offer(self, board: Any, sims: int) -> dict[str, Any] | None:
+        """The analysis offered on ``board``: ``sims`` simulations if its memory fits a game's
+        cap, else the raw network alone (0), else none; None without a network for the board."""
+        from carnac_env.analysis import default_model
+
+        try:
+            _, model = default_model(board)
+        except CarnacError as err:
+            self.analysis_refused[board.name] = str(err)
+            return None
+        for tried in dict.fromkeys((sims, 0)):
+            need = analysis_need(board, tried)
+            if need.peak <= self.ledger.cap:
+                return {"sims": tried, "model": model, "need": need}
+        self.analysis_refused[board.name] = (
+            f"an analysis there needs {megabytes(analysis_need(board, 0).peak)}, over the "
+            f"{megabytes(self.ledger.cap)} a game may take"
+        )
+        return None
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -210,12 +253,14 @@ class Games:
             return
         live.agent = None
         self.ledger.drop(game_id)  # a queued move's wait is cancelled here
+        self.ledger.drop(_analysis_key(game_id))  # and a queued analysis's
 
     def check_room(self, live: LiveGame | None) -> None:
         """Refuse (503) a request that would queue one more game's agent when the queue is full."""
         if live is not None and live.task is not None:
             return  # this game is queued or thinking already: no new place needed
         waiting = sum(1 for g in self.games.values() if g.task is not None and not g.running)
+        waiting += sum(1 for g in self.games.values() if g.analysing == "waiting")
         if waiting >= self.max_queue:
             raise BusyError(f"the agents are busy ({waiting} games wait for a worker); try again in {RETRY_AFTER} s")
 
@@ -293,6 +338,52 @@ class Games:
         self.think(live)
         return taken
 
+    # ------------------------------------------------------------------ the analyses
+    async def analyse(self, live: LiveGame, kind: str) -> dict[str, Any]:
+        """The learned agent's view of ``live``'s position now (``kind="position"``) or of its
+        game so far (``"review"``): computed in a worker thread once the ledger grants its
+        memory, or the answer kept from the last time it was asked.
+
+        Raises:
+            CarnacError: no analysis on this board; ConflictError: one of this game's is being
+                made; BusyError: the queue is full; NotFoundError: the game was forgotten while
+                its analysis waited.
+        """
+        session = live.session
+        offer = self.analysis.get(session.board.name)
+        if offer is None:
+            raise CarnacError(
+                f"no analysis on {session.board.name}: {self.analysis_refused.get(session.board.name, 'none offered')}"
+            )
+        key = (kind, tuple(session.actions))
+        if key in live.analyses:
+            live.analyses.move_to_end(key)
+            return live.analyses[key]
+        if live.analysing is not None:
+            raise ConflictError("an analysis of this game is being made; wait for it, then ask again")
+        self.check_room(None)
+        live.analysing = "waiting"
+        ledger_key = _analysis_key(session.id)
+        need = offer["need"].peak
+        try:
+            try:
+                await self.ledger.acquire(ledger_key, need)
+            except asyncio.CancelledError:
+                raise NotFoundError(f"game {session.id!r} was forgotten while its analysis waited") from None
+            live.analysing = "running"
+            try:
+                loop = asyncio.get_running_loop()
+                job = functools.partial(_analyse, session.board, list(key[1]), kind, offer["sims"])
+                result = await loop.run_in_executor(self.pool, job)
+            finally:
+                self.ledger.release(ledger_key, 0)  # an analysis keeps no tree
+        finally:
+            live.analysing = None
+        live.analyses[key] = result
+        while len(live.analyses) > KEPT_ANALYSES:
+            live.analyses.popitem(last=False)
+        return result
+
     # ------------------------------------------------------------------ upkeep
     def start(self) -> None:
         """Start forgetting idle games' trees (on the running event loop)."""
@@ -325,6 +416,34 @@ class Games:
             "limit": self.ledger.limit,
             "cap": self.ledger.cap,
         }
+
+
+def _analysis_key(game_id: str) -> str:
+    """The ledger's name for a game's analysis (apart from its agent's moves)."""
+    return f"{game_id}/analysis"
+
+
+def _analyse(board: Any, actions: list[int], kind: str, sims: int) -> dict[str, Any]:
+    """An analysis as the page shows it (run in a worker thread): see :meth:`Games.analyse`."""
+    from carnac_env.analysis import Analyst
+    from carnac_env.core.game import GameState
+    from carnac_env.render.agent_view import policy_layer
+    from carnac_env.render.svg import SvgLayout
+
+    analyst = Analyst(board, sims=sims)
+    if kind == "review":
+        review = analyst.review(actions)
+        return {"kind": kind, "ply": len(actions), "review": review.to_dict(), "curve_svg": review.svg()}
+    state = GameState(board)
+    for action in actions:
+        state.apply(action)
+    view = analyst.evaluate(state, ply=len(actions))
+    return {
+        "kind": kind,
+        "ply": len(actions),
+        "evaluation": view.to_dict(top=8),
+        "layer_svg": policy_layer(view, SvgLayout(board, CELL)),
+    }
 
 
 def _make_agent(spec: str, seed: int) -> Any:
@@ -546,9 +665,14 @@ class OptionsHandler(ApiHandler):
                     "cols": board.cols,
                     "megaliths": board.megaliths,
                     "agents": self.games.offered[name],
+                    "analysis": _offer_json(self.games.analysis[name]),
                 }
             )
         self.reply({"boards": boards, "agents": self.games.agents})
+
+
+def _offer_json(offer: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if offer is None else {"sims": offer["sims"], "model": offer["model"]}
 
 
 class GamesHandler(ApiHandler):
@@ -607,6 +731,19 @@ class UndoHandler(ApiHandler):
         self.reply(live.session.view())
 
 
+class AnalysisHandler(ApiHandler):
+    @api
+    async def post(self, game_id: str) -> None:
+        live = self.games.get(game_id)
+        body = self.body()
+        if set(body) - {"kind"}:
+            raise CarnacError('an analysis is {"kind": "position"} or {"kind": "review"}')
+        kind = body.get("kind", "position")
+        if kind not in ANALYSIS_KINDS:
+            raise CarnacError(f"analysis kind {kind!r}; expected one of {', '.join(ANALYSIS_KINDS)}")
+        self.reply(await self.games.analyse(live, kind))
+
+
 class RecordHandler(ApiHandler):
     @api
     def get(self, game_id: str) -> None:
@@ -651,6 +788,7 @@ def make_app(games: Games, *, loopback: bool = True, names: frozenset[str] = fro
             (game + r"/preview", PreviewHandler, options),
             (game + r"/undo", UndoHandler, options),
             (game + r"/record", RecordHandler, options),
+            (game + r"/analysis", AnalysisHandler, options),
         ],
         default_handler_class=MissingHandler,
         default_handler_args=options,

@@ -21,6 +21,9 @@ that kept every game's tree would grow without end. Here:
 The server offers a board to a search agent only if :func:`search_need` is at most the bound
 divided by the worker threads (its *cap per game*), so every worker can always think at
 once. Agents that name code (class paths) are not measured: their memory is their own.
+The learned agent's analysis of a position or a game (:mod:`carnac_env.analysis`) takes a
+worker and a place in the ledger like a move, with :func:`analysis_need`; it keeps nothing
+after it.
 """
 
 from __future__ import annotations
@@ -259,3 +262,17 @@ class Ledger:
                 continue
             self.running[game] = need
             future.set_result(None)
+
+
+def analysis_need(board: Board, sims: int, lanes: int = 8, batch: int = 32) -> Need:
+    """The memory one analysis (:class:`carnac_env.analysis.Analyst`) may take on ``board``: the
+    search of one position (the ``az`` agent's, ``sims`` simulations, ``lanes`` lanes, no tree
+    reuse), plus the raw network's pass over a game's positions, ``batch`` small trees at once,
+    each with a new search's first arrays, which never grow (a pass makes no simulation)."""
+    layout = tree_layout(2 * board.megaliths + 2, lanes)
+    nodes, edges = move_capacity(sims, board) if sims else (_FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64))
+    first = layout.bytes(_FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64))
+    kept = layout.bytes(nodes, edges)
+    search = kept + first + SEARCH_OVERHEAD
+    raw = batch * tree_layout(2 * board.megaliths + 2, 1).bytes(_FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64))
+    return Need(nodes, edges, 0, search + raw + SEARCH_OVERHEAD)

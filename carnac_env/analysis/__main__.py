@@ -1,0 +1,70 @@
+"""``python -m carnac_env.analysis GAME.json``: review a game with the learned agent.
+
+    python -m carnac_env.analysis game.json                          # the review in words
+    python -m carnac_env.analysis games.jsonl --line 3 --html game.html --search all
+    python -m carnac_env.analysis game.json --svg review.svg --png review.png --sims 400
+
+Prints Red's expected score at the start and the end and the moves where the mover's expected
+score dropped most, with the agent's preferred move; ``--html`` writes the game's web replay
+with the agent's view in it, ``--svg``/``--png`` the curve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from carnac_env.errors import CarnacError
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command; returns its exit status (2 for a mistake in the input)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m carnac_env.analysis", description=__doc__.split("\n\n")[0].split(": ", 1)[1]
+    )
+    parser.add_argument("game", help="a game record (.json) or an arena's games.jsonl (with --line)")
+    parser.add_argument("--line", type=int, default=None, help="the game's line in a .jsonl file (1: the first)")
+    parser.add_argument(
+        "--model", default=None, help="a model file or shipped model name (default: az's for the board)"
+    )
+    parser.add_argument("--sims", type=int, default=200, help="simulations of each searched position (default 200)")
+    parser.add_argument(
+        "--search", default="mistakes", choices=("mistakes", "all", "none"), help="which positions to search"
+    )
+    parser.add_argument("--mistakes", type=int, default=3, help="how many of the biggest drops to list (default 3)")
+    parser.add_argument("--html", default=None, help="write the web replay with the agent's view to this .html file")
+    parser.add_argument("--svg", default=None, help="write the curve to this .svg file")
+    parser.add_argument("--png", default=None, help="write the curve to this .png file")
+    args = parser.parse_args(argv)
+    try:
+        from io import BytesIO
+
+        from carnac_env._files import write_bytes, write_text
+        from carnac_env.analysis import review
+        from carnac_env.core.record import GameRecord
+
+        record = GameRecord.load(args.game, line=args.line)
+        done = review(record, args.model, sims=args.sims, mistakes=args.mistakes, search=args.search)
+        for line in done.lines():
+            print(line)
+        if args.html:
+            from carnac_env.render.html import write_replay_html
+
+            write_replay_html(record, args.html, analysis=done)
+            print(f"wrote {args.html}")
+        if args.svg:
+            write_text(args.svg, done.svg() + "\n")
+            print(f"wrote {args.svg}")
+        if args.png:
+            buffer = BytesIO()
+            done.png().save(buffer, format="PNG")
+            write_bytes(args.png, buffer.getvalue())
+            print(f"wrote {args.png}")
+    except CarnacError as err:
+        print(f"carnac: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

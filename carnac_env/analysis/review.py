@@ -1,0 +1,275 @@
+"""A game reviewed by the learned agent: :class:`Review` and :class:`Mistake`.
+
+Every position of the game gets the value head's expected score, always **from Red's side**
+(in Carnac the same player may act twice in a row, so "the player to act" would flip back and
+forth without the game changing hands): ``red[i]`` is Red's expected score after ``i`` moves,
+and at the end the result itself (1 a Red win, 1/2 a draw, 0 a loss). A move's **drop** is how
+much its mover's expected score fell from before it to after it (``red[i-1] - red[i]`` for
+Red's moves, the opposite for White's). The moves that dropped most (a forced move, the only
+legal one, never counts) are the review's :class:`Mistake` list, each with the move the agent
+would have played there (its search's choice, the ``az`` agent's move).
+
+The drops come from the value head alone, so they are what the network believes, with its
+blind spots: a drop on the last move, where the result replaces the prediction, says as much
+about the network as about the move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from carnac_env import _checks
+from carnac_env.core.game import PLAYER_NAMES, GameState
+from carnac_env.core.notation import action_to_text
+from carnac_env.core.record import GameRecord
+from carnac_env.errors import CarnacError
+
+__all__ = ["SEARCHES", "Mistake", "Review", "review_game"]
+
+#: Which positions a review searches: the mistakes' (the default), every one, or none.
+SEARCHES = ("mistakes", "all", "none")
+#: A drop smaller than this (in expected score) is never listed as a mistake.
+MIN_DROP = 0.02
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A move after which its mover's expected score fell the most.
+
+    Attributes:
+        ply: the move's number (1: the first move).
+        player: who made it (0 Red, 1 White).
+        action, text: the move played, and its notation.
+        before, after: the mover's expected score before and after it.
+        best, best_text: the move the agent would have played there, and its notation.
+        best_share: the visit share of that move in the agent's search (its prior with no search).
+        played_share: the same number for the move played.
+    """
+
+    ply: int
+    player: int
+    action: int
+    text: str
+    before: float
+    after: float
+    best: int
+    best_text: str
+    best_share: float
+    played_share: float
+
+    @property
+    def drop(self) -> float:
+        """How much the mover's expected score fell."""
+        return self.before - self.after
+
+    @property
+    def agent_agrees(self) -> bool:
+        """Whether the agent would have played the same move (the drop is then the network
+        changing its mind, not a choice it would have made otherwise)."""
+        return self.best == self.action
+
+    def line(self) -> str:
+        """The mistake in words."""
+        who = PLAYER_NAMES[self.player]
+        shares = f"{self.best_share:.0%}; the move played {self.played_share:.0%}"
+        advice = (
+            "the agent would have played it too"
+            if self.agent_agrees
+            else f"the agent preferred {self.best_text} ({shares})"
+        )
+        return (
+            f"move {self.ply}, {who}: {self.text}: {who}'s expected score {self.before:.2f} -> {self.after:.2f} "
+            f"(-{self.drop:.2f}); {advice}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "ply": self.ply,
+            "player": self.player,
+            "action": self.action,
+            "text": self.text,
+            "before": round(self.before, 4),
+            "after": round(self.after, 4),
+            "drop": round(self.drop, 4),
+            "best": self.best,
+            "best_text": self.best_text,
+            "best_share": round(self.best_share, 4),
+            "played_share": round(self.played_share, 4),
+            "agent_agrees": self.agent_agrees,
+            "line": self.line(),
+        }
+
+
+@dataclass(frozen=True)
+class Review:
+    """A game as the learned agent saw it (see the module docstring).
+
+    Attributes:
+        board_name: the board's name.
+        actions: the moves, as action numbers; ``texts`` in notation, ``players`` their movers.
+        red: Red's expected score at every position, ``len(actions) + 1`` of them (the last is
+            the result if the game is over).
+        positions: the :class:`~carnac_env.analysis.position.Evaluation` of every position
+            (searched where the review searched).
+        mistakes: the biggest drops, the biggest first.
+        sims: the simulations of each searched position.
+        model: the network's name.
+        solved: per position, the exact solver's verdict where known (None: none known): a
+            place for :mod:`carnac_env.solve` to fill, never guessed here.
+    """
+
+    board_name: str
+    actions: tuple[int, ...]
+    texts: tuple[str, ...]
+    players: tuple[int, ...]
+    red: tuple[float, ...]
+    positions: tuple[Any, ...]
+    mistakes: tuple[Mistake, ...]
+    sims: int
+    model: str
+    solved: tuple[str | None, ...] | None = None
+
+    @property
+    def over(self) -> bool:
+        """Whether the game reviewed is finished."""
+        return bool(self.positions) and self.positions[-1].final
+
+    def drops(self) -> list[float]:
+        """Each move's drop for its mover (negative: its expected score rose)."""
+        out = []
+        for i, player in enumerate(self.players, start=1):
+            change = self.red[i - 1] - self.red[i]
+            out.append(change if player == 0 else -change)
+        return out
+
+    def lines(self) -> list[str]:
+        """The review in words: the curve's ends and each mistake."""
+        head = f"Red's expected score (value head of {self.model}): {self.red[0]:.2f} at the start"
+        head += f", {self.red[-1]:.2f} " + ("at the end (the result)" if self.over else "now")
+        return [head, *(m.line() for m in self.mistakes)]
+
+    def to_dict(self, positions: bool = False) -> dict[str, Any]:
+        """JSON-ready: the curve, the moves and the mistakes (``positions``: every position's
+        evaluation too)."""
+        data: dict[str, Any] = {
+            "board": self.board_name,
+            "model": self.model,
+            "sims": self.sims,
+            "moves": [
+                {"ply": i, "player": p, "text": t, "action": a}
+                for i, (a, t, p) in enumerate(zip(self.actions, self.texts, self.players), start=1)
+            ],
+            "red": [round(x, 4) for x in self.red],
+            "over": self.over,
+            "mistakes": [m.to_dict() for m in self.mistakes],
+            "solved": None if self.solved is None else list(self.solved),
+            "lines": self.lines(),
+        }
+        if positions:
+            data["positions"] = [p.to_dict(top=5) for p in self.positions]
+        return data
+
+    # pictures (carnac_env.render.agent_view)
+    def svg(self, width: int = 560, height: int = 240) -> str:
+        """Red's expected score move by move, with the mistakes marked and numbered."""
+        from carnac_env.render.agent_view import curve_svg
+
+        return curve_svg(self, width=width, height=height)
+
+    def _repr_svg_(self) -> str:
+        return self.svg()
+
+    def png(self, width: int = 560, height: int = 240) -> Any:
+        """:meth:`svg`'s picture as a Pillow image (``.save("review.png")``)."""
+        from carnac_env.render.agent_view import curve_png
+
+        return curve_png(self, width=width, height=height)
+
+
+def _actions_of(analyst: Any, game: Any) -> list[int]:
+    """The action numbers of ``game``: a :class:`GameRecord` or a list of action numbers."""
+    if isinstance(game, GameRecord):
+        if game.board != analyst.board:
+            raise CarnacError(f"the game is on board {game.board.name!r}; this analyst is for {analyst.board.name!r}")
+        return [int(a) for a in game.actions()]
+    if isinstance(game, Sequence) and not isinstance(game, str | bytes):
+        return [_checks.whole("action", a, 0, analyst.board.num_actions - 1) for a in game]
+    raise CarnacError(f"expected a GameRecord or a list of action numbers, got {type(game).__name__}")
+
+
+def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mistakes") -> Review:
+    """Review ``game`` (a record, or action numbers from the start) with ``analyst``: the value
+    head on every position, then a search (``analyst.sims`` simulations) where ``search`` says.
+
+    Raises:
+        CarnacError: a game on another board, an illegal move, a bad option.
+    """
+    mistakes = _checks.whole("mistakes", mistakes, 0, 1000)
+    search = _checks.choice("search", search, SEARCHES)
+    actions = _actions_of(analyst, game)
+    board = analyst.board
+    states = [GameState(board)]
+    players: list[int] = []
+    texts: list[str] = []
+    for ply, action in enumerate(actions, start=1):
+        state = states[-1]
+        reason = state.why_illegal(action)
+        if reason is not None:
+            raise CarnacError(f"move {ply} of the game, {state.describe(action)}, is illegal: {reason}")
+        players.append(state.to_act)
+        texts.append(action_to_text(board, action, state.to_act))
+        after = state.copy()
+        after.apply(action)
+        states.append(after)
+    live = [i for i, s in enumerate(states) if not s.is_over]
+    raw = dict(zip(live, analyst.raw([states[i] for i in live])))
+    everywhere = search == "all" and analyst.sims > 0
+    positions = [
+        analyst.evaluate(s, sims=analyst.sims if everywhere else 0, ply=i, raw=raw.get(i)) for i, s in enumerate(states)
+    ]
+    red = [p.expected[0] for p in positions]
+    drops = []
+    for ply, player in enumerate(players, start=1):
+        if len(positions[ply - 1].moves) < 2:
+            continue  # a forced move is nobody's choice
+        before = red[ply - 1] if player == 0 else 1.0 - red[ply - 1]
+        after = red[ply] if player == 0 else 1.0 - red[ply]
+        if before - after >= MIN_DROP:
+            drops.append((before - after, ply, before, after))
+    drops.sort(key=lambda d: (-d[0], d[1]))
+    found = []
+    for _, ply, before, after in drops[:mistakes]:
+        where = positions[ply - 1]
+        if search == "mistakes" and analyst.sims > 0:
+            where = positions[ply - 1] = analyst.evaluate(states[ply - 1], ply=ply - 1, raw=raw.get(ply - 1))
+        best = where.move(where.best)
+        played = where.move(actions[ply - 1])
+        found.append(
+            Mistake(
+                ply,
+                players[ply - 1],
+                actions[ply - 1],
+                texts[ply - 1],
+                before,
+                after,
+                best.action,
+                best.text,
+                where.weight(best),
+                where.weight(played),
+            )
+        )
+    searched = analyst.sims if (everywhere or (search == "mistakes" and found)) else 0
+    return Review(
+        board.name,
+        tuple(actions),
+        tuple(texts),
+        tuple(players),
+        tuple(red),
+        tuple(positions),
+        tuple(found),
+        searched,
+        analyst.model,
+    )

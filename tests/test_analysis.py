@@ -1,0 +1,286 @@
+"""carnac_env.analysis: the learned agent's view of a position and of a game.
+
+The numbers are checked against the network and the az agent themselves: the priors are the
+softmax of the network's logits over the legal moves, the value its value, the search's choice
+the move ``az`` plays; a review's curve is Red's expected score at every ply (also where the
+same player acts twice), its mistakes the biggest drops of the mover's expected score.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from carnac_env.analysis import Analyst, Review, analyse, default_model, expected_score, review
+from carnac_env.analysis.review import MIN_DROP
+from carnac_env.core.game import PLACE, RESPOND, GameState
+from carnac_env.core.observation import observation_planes
+from carnac_env.core.record import GameRecord
+from carnac_env.errors import CarnacError
+
+
+def random_game(board: str = "petit_menec", seed: int = 1) -> GameRecord:
+    rng = np.random.default_rng(seed)
+    state = GameState(board)
+    actions = []
+    while not state.is_over:
+        legal = state.legal_actions()
+        actions.append(int(legal[rng.integers(len(legal))]))
+        state.apply(actions[-1])
+    return GameRecord.from_actions(state.board, actions, meta={"agents": ["random", "random"]})
+
+
+def positions(record: GameRecord) -> list[GameState]:
+    state = GameState(record.board)
+    out = [state.copy()]
+    for action in record.actions():
+        state.apply(action)
+        out.append(state.copy())
+    return out
+
+
+def network_outputs(net, state: GameState) -> tuple[np.ndarray, float]:
+    """The network's logits and value for ``state``, called as the search calls it."""
+    obs = observation_planes(state, state.to_act)[None]
+    if "board" in inspect.signature(net.forward).parameters and getattr(net, "reads_rules", False):
+        logits, values = net.forward(obs, supply_scale=state.board.megaliths, board=state.board)
+    else:
+        logits, values = net.forward(obs, supply_scale=state.board.megaliths)
+    return logits[0], float(values[0])
+
+
+def test_expected_score_is_the_value_on_a_win_draw_loss_scale():
+    assert expected_score(1.0) == 1.0 and expected_score(-1.0) == 0.0 and expected_score(0.0) == 0.5
+    assert expected_score(0.5) == 0.75 and expected_score(2.0) == 1.0  # clipped
+
+
+@pytest.mark.parametrize("board", ["petit_menec", "medium"])
+def test_the_raw_view_is_the_networks_own_numbers(board):
+    record = random_game(board, seed=4)
+    analyst = Analyst(board, sims=0)
+    for state in positions(record)[:12]:
+        view = analyst.evaluate(state)
+        logits, value = network_outputs(analyst.net, state)
+        legal = state.legal_actions()
+        priors = np.exp(logits[legal] - logits[legal].max())
+        priors /= priors.sum()
+        got = {m.action: m.policy for m in view.moves}
+        assert sorted(got) == sorted(legal)
+        assert np.allclose([got[a] for a in legal], priors, atol=1e-5)
+        assert view.value == pytest.approx(value, abs=1e-5)
+        mine = expected_score(value)
+        assert view.expected == pytest.approx((mine, 1 - mine) if state.to_act == 0 else (1 - mine, mine))
+        assert sum(view.expected) == pytest.approx(1.0)
+        assert view.best == legal[int(np.argmax(logits[legal]))]  # az:sims=0's move
+        assert view.search_value is None and not view.searched
+
+
+def test_the_searched_view_is_the_az_agents_search():
+    from carnac_env.agents.az import AZAgent
+
+    record = random_game("medium", seed=2)
+    analyst = Analyst("medium", sims=64)
+    agent = AZAgent(sims=64)
+    for state in positions(record)[3:40:6]:
+        view = analyst.evaluate(state)
+        assert view.best == agent.choose(state)  # the agent's preferred move is the move az plays
+        visits = [m.visits for m in view.moves]
+        assert visits == sorted(visits, reverse=True) and view.moves[0].action == view.best
+        assert sum(m.share for m in view.moves) == pytest.approx(1.0)
+        assert sum(visits) >= 64
+        assert view.search_expected is not None and sum(view.search_expected) == pytest.approx(1.0)
+        assert view.summary().count("%") >= 3
+
+
+def test_an_analysis_is_deterministic_and_leaves_the_position_alone():
+    state = positions(random_game("small", seed=5))[9]
+    before = state.copy()
+    first, second = analyse(state, sims=48), analyse(state, sims=48)
+    assert first.to_dict() == second.to_dict()
+    assert state == before
+
+
+def test_a_finished_game_shows_its_result():
+    record = random_game()
+    final = positions(record)[-1]
+    view = analyse(final)
+    winner = final.result().winner
+    red = 0.5 if winner is None else float(winner == 0)
+    assert view.final and view.expected == (red, 1 - red) and view.moves == () and view.best is None
+    assert view.summary().startswith("game over") and view.svg().startswith("<svg")
+
+
+def test_the_review_is_reds_expected_score_at_every_ply():
+    record = random_game(seed=1)
+    analyst = Analyst(record.board, sims=32)
+    done = analyst.review(record, mistakes=3)
+    states = positions(record)
+    assert len(done.red) == len(record.moves) + 1 == len(done.positions)
+    twice = 0
+    for i, state in enumerate(states[:-1]):
+        _, value = network_outputs(analyst.net, state)
+        mine = expected_score(value)
+        assert done.red[i] == pytest.approx(mine if state.to_act == 0 else 1 - mine, abs=1e-5), i
+        if i and states[i - 1].to_act == state.to_act:
+            twice += 1  # the same player acted twice in a row: the curve still takes Red's side
+    assert twice, "the test game should have a player acting twice in a row"
+    winner = states[-1].result().winner
+    assert done.red[-1] == (0.5 if winner is None else float(winner == 0)) and done.over
+
+
+def test_the_mistakes_are_the_biggest_drops_with_the_agents_move():
+    from carnac_env.agents.az import AZAgent
+
+    record = random_game(seed=1)
+    done = review(record, sims=32, mistakes=3)
+    states = positions(record)
+    drops = done.drops()
+    choosable = [i for i in range(len(drops)) if len(states[i].legal_actions()) > 1]
+    expected = sorted((d for i, d in enumerate(drops) if i in choosable and d >= MIN_DROP), reverse=True)[:3]
+    assert [m.drop for m in done.mistakes] == pytest.approx(expected)
+    agent = AZAgent(sims=32)
+    for m in done.mistakes:
+        mover = states[m.ply - 1].to_act
+        assert m.player == mover and m.action == record.actions()[m.ply - 1]
+        before = done.red[m.ply - 1] if mover == 0 else 1 - done.red[m.ply - 1]
+        assert m.before == pytest.approx(before) and m.drop == pytest.approx(drops[m.ply - 1])
+        assert m.best == agent.choose(states[m.ply - 1])
+        assert m.line().startswith(f"move {m.ply}, ")
+    assert done.sims == 32 and "mistakes" in done.to_dict() and done.to_dict()["red"][0] == round(done.red[0], 4)
+
+
+def test_a_forced_move_is_never_a_mistake():
+    board = "small"
+    analyst = Analyst(board, sims=0)
+    record = random_game(board, seed=7)
+    done = analyst.review(record, mistakes=1000)
+    forced = {i + 1 for i, s in enumerate(positions(record)[:-1]) if len(s.legal_actions()) == 1}
+    assert not forced & {m.ply for m in done.mistakes}
+
+
+def test_search_all_searches_every_position_and_none_searches_none():
+    record = random_game(seed=3)
+    every = Analyst(record.board, sims=16).review(record, search="all")
+    assert all(p.searched for p in every.positions if not p.final) and every.sims == 16
+    bare = Analyst(record.board, sims=16).review(record, search="none")
+    assert not any(p.searched for p in bare.positions) and bare.sims == 0
+    assert every.red == bare.red  # the curve is the value head's either way
+
+
+def test_pictures_are_wellformed_and_mark_the_agents_move():
+    record = random_game(seed=1)
+    states = positions(record)
+    placing = next(s for s in states if s.phase == PLACE and s.placed > 2)
+    responding = next(s for s in states if s.phase == RESPOND and len(s.legal_actions()) > 2)
+    for state in (placing, responding):
+        view = analyse(state, sims=32)
+        svg = view.svg()
+        root = ET.fromstring(svg)
+        ns = "{http://www.w3.org/2000/svg}"
+        heat = [r for r in root.iter(f"{ns}rect") if r.get("class") == "heat"]
+        best = [r for r in root.iter(f"{ns}rect") if r.get("class") == "best"]
+        assert len(best) == 1
+        if state.phase == PLACE:
+            assert len(heat) == sum(1 for k in state.kinds if k == 0)  # one per empty square
+            assert view.move(view.best).text.split(" ")[1] in svg  # the orientation of the choice
+        else:
+            assert len(heat) == len(state.legal_actions())  # each tilt's landing, and the decline
+        image = view.png()
+        assert image.mode == "RGB" and image.width >= 400
+    curve = review(record, sims=0)
+    root = ET.fromstring(curve.svg())
+    points = [c for c in root.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "point"]
+    assert [int(c.get("data-step")) for c in points] == list(range(len(record.moves) + 1))
+    marked = [c for c in root.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "mistake"]
+    assert len(marked) == len(curve.mistakes) > 0
+    assert curve.png().size == (560, 240)
+    assert isinstance(curve, Review) and curve._repr_svg_() == curve.svg()
+
+
+def test_any_network_and_the_default_models_name():
+    from carnac_env.models import cached, model_path
+
+    net = cached(model_path("small"))
+    view = analyse(GameState("medium"), net, sims=0)  # a network made for another board still reads it
+    assert view.model == "small.npz" and len(view.moves) == GameState("medium").board.num_actions - 5
+    assert analyse(GameState("medium"), "small", sims=0).model == "small"
+    assert default_model(GameState("petit_menec").board)[1] == "petit_menec"
+
+
+def test_default_model_reads_either_answer_of_model_for(monkeypatch):
+    """carnac_env.models.model_for gives (net, own) where each board has its own model and
+    (net, name) where one general model plays every board: both name the network."""
+    import carnac_env.models as models
+
+    board = GameState("kermario").board
+    net, _ = models.model_for(board)
+    monkeypatch.setattr(models, "model_for", lambda b: (net, "general"))
+    assert default_model(board) == (net, "general")
+    monkeypatch.setattr(models, "model_for", lambda b: (net, False))
+    assert default_model(board)[1] == net.board_name
+    monkeypatch.setattr(models, "model_for", lambda b: (net, True))
+    assert default_model(board)[1] == "kermario"
+
+
+def test_the_solved_field_is_a_hook_left_empty():
+    view = analyse(GameState("petit_menec"), sims=0)
+    assert view.solved is None and view.to_dict()["solved"] is None
+    solved = dataclasses.replace(view, solved="win in 9")
+    assert solved.summary().endswith("solved: win in 9") and "Solved: win in 9" in solved.svg()
+    assert review(random_game(), sims=0).solved is None
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(CarnacError, match="board 'small'"):
+        Analyst("medium", sims=0).evaluate(GameState("small"))
+    with pytest.raises(CarnacError, match="neither a file nor a shipped model"):
+        Analyst("medium", "no-such-model")
+    with pytest.raises(CarnacError, match="not a network"):
+        Analyst("medium", object())
+    with pytest.raises(CarnacError, match="needs the board"):
+        review([1, 2, 3])
+    with pytest.raises(CarnacError, match="move 2 of the game"):
+        Analyst("small", sims=0).review([0, 0])
+    with pytest.raises(CarnacError, match="search"):
+        Analyst("small", sims=0).review([], search="everything")
+
+
+def test_the_command_writes_the_replay_and_the_curve(tmp_path):
+    path = tmp_path / "game.json"
+    random_game().save(path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "carnac_env.analysis",
+            str(path),
+            "--sims",
+            "16",
+            "--html",
+            str(tmp_path / "game.html"),
+            "--svg",
+            str(tmp_path / "curve.svg"),
+            "--png",
+            str(tmp_path / "curve.png"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Red's expected score (value head of petit_menec)")
+    assert 'id="analysis-data"' in (tmp_path / "game.html").read_text(encoding="utf-8")
+    assert (tmp_path / "curve.svg").read_text().startswith("<svg") and (tmp_path / "curve.png").stat().st_size
+    bad = subprocess.run(
+        [sys.executable, "-m", "carnac_env.analysis", str(tmp_path / "missing.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("carnac: error:") and "Traceback" not in bad.stderr
