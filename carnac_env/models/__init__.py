@@ -39,6 +39,7 @@ __all__ = [
     "blas_single_thread",
     "cached",
     "default_model",
+    "generations",
     "load",
     "model_for",
     "model_path",
@@ -50,22 +51,33 @@ __all__ = [
 
 #: Where the shipped models live.
 MODELS_DIR = Path(__file__).resolve().parent
+#: Where the frozen generations of the general model live (``general-g1.npz``, ...): never
+#: rewritten once shipped, so that a reference panel naming one (``az:model=general-g1``) keeps
+#: meaning what it measured. Each has its card beside it.
+GENERATIONS_DIR = MODELS_DIR / "generations"
 #: The shipped model of every board: trained on a mix of boards, it reads the rules as inputs.
 GENERAL_MODEL = "general"
 
 
 def shipped_models() -> dict[str, Path]:
-    """The models in the package, by board name."""
+    """The models in the package that play by default, by name (a board's, or ``general``)."""
     return {p.stem: p for p in sorted(MODELS_DIR.glob("*.npz"))}
 
 
+def generations() -> dict[str, Path]:
+    """The frozen generations of the general model, by name (``general-g1``, ...), oldest first."""
+    found = {p.stem: p for p in GENERATIONS_DIR.glob("general-g*.npz") if p.stem[9:].isdigit()}
+    return dict(sorted(found.items(), key=lambda item: int(item[0][9:])))
+
+
 def model_path(name_or_path: str) -> Path:
-    """The file of a shipped model name (``"small"``) or a path.
+    """The file of a shipped model name (``"small"``, ``"general"``), a generation's name
+    (``"general-g1"``) or a path.
 
     Raises:
         CarnacError: neither a shipped model nor an existing file.
     """
-    shipped = shipped_models()
+    shipped = {**shipped_models(), **generations()}
     if name_or_path in shipped:
         return shipped[name_or_path]
     path = Path(name_or_path).expanduser()

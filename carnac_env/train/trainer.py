@@ -382,13 +382,18 @@ class Trainer:
             playouts=c.playouts,
         )
 
-    def _play(self, shards: list[Shard], net: PolicyValueNet | None) -> tuple[list[tuple[Samples, dict]], float]:
+    def _play(self, shards: list[Shard], net: PolicyValueNet | None) -> tuple[list[tuple[Samples, dict]], list[float]]:
         """Each shard's samples and statistics (here, or on ``self.players``), and the CPU
-        seconds the workers spent."""
+        seconds each shard took (here: this process's; on players: the worker's)."""
         if self.players is None:
-            return [play_shard(self.board, s, net) for s in shards], 0.0
-        results = self.players.play(self.board, net, shards)
-        return [(samples, stats) for samples, stats, _ in results], sum(cpu for _, _, cpu in results)
+            results, seconds = [], []
+            for shard in shards:
+                start = time.process_time()
+                results.append(play_shard(self.board, shard, net))
+                seconds.append(time.process_time() - start)
+            return results, seconds
+        played = self.players.play(self.board, net, shards)
+        return [(samples, stats) for samples, stats, _ in played], [cpu for _, _, cpu in played]
 
     def play_games(
         self, kind: str, net: PolicyValueNet | None
@@ -408,17 +413,21 @@ class Trainer:
             boards = [random_board(self.rng) if name == CUSTOM else BOARDS[name] for name in names]
             seeds = self.rng.integers(2**63, size=count)
             shards = [self._shard(kind, c.games_per_board, int(s), b) for b, s in zip(boards, seeds)]
-            results, cpu = self._play(shards, net)
+            results, seconds = self._play(shards, net)
             stats = merge_stats([st for _, st in results])
-            return [(b, samples) for b, (samples, _) in zip(boards, results)], stats, cpu
+            for board, spent in zip(boards, seconds):  # the CPU each board's games took, for the curve
+                key = f"selfplay_cpu@{board.name}"
+                stats[key] = stats.get(key, 0.0) + spent
+            worker_cpu = sum(seconds) if self.players is not None else 0.0
+            return [(b, samples) for b, (samples, _) in zip(boards, results)], stats, worker_cpu
         if c.selfplay_shards == 1:
             samples, stats = play_shard(self.board, self._shard(kind, c.games, 0), net, self.rng)
             return [(self.board, samples)], stats, 0.0
         seeds = self.rng.integers(2**63, size=c.selfplay_shards)
         shards = [self._shard(kind, g, int(s)) for g, s in zip(split_games(c.games, c.selfplay_shards), seeds)]
-        results, cpu = self._play(shards, net)
+        results, seconds = self._play(shards, net)
         samples, stats = merge(results)
-        return [(self.board, samples)], stats, cpu
+        return [(self.board, samples)], stats, sum(seconds) if self.players is not None else 0.0
 
     # ---------------------------------------------------------------- the loop
     def run_iteration(self) -> dict[str, Any]:
@@ -449,6 +458,7 @@ class Trainer:
         }
         if self.mix.general:
             row["boards"] = " ".join(sorted({b.name for b, _ in played}))
+            row.update({k: round(v, 1) for k, v in stats.items() if k.startswith("selfplay_cpu@")})
         for key in losses[0]:
             row[key] = round(float(np.mean([loss[key] for loss in losses])), 4)
         row["first_loss"] = round(losses[0]["loss"], 4)
