@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 
 from carnac_env.batch import BatchGame
+from carnac_env.batch import playouts as batch_playouts
+from carnac_env.batch import rules as batch_rules
+from carnac_env.batch.rng import seed_state
 from carnac_env.batch.rules import play
 from carnac_env.batch.state import new_state
 from carnac_env.core.boards import BOARDS, make_board
 from carnac_env.core.game import OVER, RESPOND, GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import PUCT, UCT, Gumbel, Mixed, Network, Playouts, Search, halving_schedule
-from carnac_env.search import games as search_games
 from carnac_env.search.tree import backup, new_tree
 
 GOLDEN = Path(__file__).parent / "golden_search" / "trees.json"
@@ -78,20 +80,19 @@ def test_compiled_legal_actions_and_copies_agree_with_the_core(board: str) -> No
         state = GameState(b)
         while not state.is_over:
             engine.set_state(0, state)
-            count = search_games.legal_actions(engine._state, 0, out)
+            count = batch_rules.legal_actions(engine.kernel, 0, out)
             assert out[:count].tolist() == state.legal_actions()
-            assert search_games.legal_count(engine._state, 0) == count
-            search_games.copy_game(engine._state, 0, other, 1)
-            assert search_games.same_game(engine._state, 0, other, 1)
-            assert search_games.winner_of(other, 1) == search_games.NOT_OVER
+            batch_rules.copy_game(engine.kernel, 0, other, 1)
+            assert batch_rules.same_game(engine.kernel, 0, other, 1)
+            assert batch_rules.winner_of(other, 1) == batch_rules.NOT_OVER
             action = rng.choice(state.legal_actions())
             ended = play(other, 1, action)
             state.apply(action)
             assert ended == state.is_over
             if not ended:
-                assert not search_games.same_game(engine._state, 0, other, 1)
+                assert not batch_rules.same_game(engine.kernel, 0, other, 1)
         winner = state.result().winner
-        assert search_games.winner_of(other, 1) == (-1 if winner is None else winner)
+        assert batch_rules.winner_of(other, 1) == (-1 if winner is None else winner)
 
 
 def test_playout_values_are_for_the_player_to_act() -> None:
@@ -102,7 +103,7 @@ def test_playout_values_are_for_the_player_to_act() -> None:
         engine = BatchGame(state.board, num_envs=1)
         engine.set_state(0, state)
         work, _ = new_state(state.board, 1)
-        value, _ = search_games.playout_value(engine._state, 0, work, 0, 5, search_games.seed_state(3))
+        value, _ = batch_playouts.playout_value(engine.kernel, 0, work, 0, 5, seed_state(3))
         assert value == (1.0 if player == 0 else -1.0)
         assert engine.get_state(0) == state  # the playouts ran in the work slot
 
@@ -114,12 +115,12 @@ def test_playouts_are_uniform_random_legal_games_and_reproducible() -> None:
     work, arrays = new_state(state.board, 1)
     results = []
     for seed in range(40):
-        search_games.copy_game(engine._state, 0, work, 0)
-        winner, _ = search_games.playout(work, 0, search_games.seed_state(seed))
+        batch_rules.copy_game(engine.kernel, 0, work, 0)
+        winner, _, _ = batch_playouts.playout(work, 0, seed_state(seed), np.zeros(0, np.int32))
         assert arrays.phase[0] == OVER
         results.append(winner)
-        search_games.copy_game(engine._state, 0, work, 0)
-        assert search_games.playout(work, 0, search_games.seed_state(seed))[0] == winner
+        batch_rules.copy_game(engine.kernel, 0, work, 0)
+        assert batch_playouts.playout(work, 0, seed_state(seed), np.zeros(0, np.int32))[0] == winner
     assert len(set(results)) > 1
 
 
@@ -172,7 +173,7 @@ def _check_edge_totals(search: Search) -> None:
             child = int(a.child[0, e])
             if a.n[0, e] == 0:
                 continue
-            assert a.winner[0, child] == search_games.NOT_OVER  # too early for a finished game
+            assert a.winner[0, child] == batch_rules.NOT_OVER  # too early for a finished game
             same = a.player[0, child] == a.player[0, node]
             twice += bool(same)
             below = total(child)

@@ -20,8 +20,8 @@ The parts plug together:
 The ``mcts`` and ``az`` agents and the trainer's self-play are thin layers over it.
 """
 
+from carnac_env.batch.playouts import playout_actions, random_playout
 from carnac_env.search.evaluators import Mixed, Network, Playouts
-from carnac_env.search.playouts import playout_actions, random_playout
 from carnac_env.search.rules import PUCT, UCT, Gumbel, halving_schedule
 from carnac_env.search.search import RootEdges, Search
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from carnac_env.batch import playouts as _playouts
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import views as _views
-from carnac_env.search import games
-from carnac_env.search.games import NOT_OVER
+from carnac_env.batch.rules import NOT_OVER
 from carnac_env.search.rules import select_edge
 from carnac_env.search.tree import (
     WAITING as PENDING,
@@ -68,16 +68,16 @@ def descend(tree, t, lane, roots, slot, scratch, rules, visit_level, expand_seen
     root_code, root_c, root_fpu, code, c, fpu, value_scale, maxvisit_init = rules
     where = t * tree.leaf.shape[1] + lane
     if expand_seen:  # playouts: the scratch slot's observation planes are never read
-        games.copy_rules_state(roots, slot, scratch, where)
+        _rules.copy_rules_state(roots, slot, scratch, where)
     else:
-        games.copy_game(roots, slot, scratch, where)
+        _rules.copy_game(roots, slot, scratch, where)
     node = tree.root[t]
     depth = 0
     while tree.winner[t, node] == NOT_OVER:
         if tree.count[t, node] < 0:
             if not (expand_seen and tree.count[t, node] != PENDING and tree.visits[t, node] > 0):
                 break
-            add_edges(tree, t, node, actions, games.legal_actions(scratch, where, actions))
+            add_edges(tree, t, node, actions, _rules.legal_actions(scratch, where, actions))
         if depth == 0:
             e = select_edge(tree, t, node, root_code, root_c, root_fpu, value_scale, maxvisit_init, True, visit_level)
         else:
@@ -91,7 +91,7 @@ def descend(tree, t, lane, roots, slot, scratch, rules, visit_level, expand_seen
         child = tree.child[t, e]
         if child < 0:
             if ended:
-                child = add_node(tree, t, -1, games.winner_of(scratch, where))
+                child = add_node(tree, t, -1, _rules.winner_of(scratch, where))
             else:
                 child = add_node(tree, t, scratch.to_act[where], NOT_OVER)
             tree.child[t, e] = child
@@ -120,14 +120,14 @@ def simulate(
     leaf = descend(tree, t, lane, roots, slot, scratch, rules, visit_level, mode == PLAYOUTS, virtual, actions)
     winner = tree.winner[t, leaf]
     if winner != NOT_OVER:
-        backup(tree, t, lane, games.value_for(winner, 0), 0, virtual)
+        backup(tree, t, lane, _rules.value_for(winner, 0), 0, virtual)
         return DONE
     if tree.count[t, leaf] == PENDING:
         revert(tree, t, lane)
         return COLLIDED
     where = t * tree.leaf.shape[1] + lane
     if mode != NETWORK:
-        value, x = games.playout_value(scratch, where, work, t, playouts, tree.rng[t])
+        value, x = _playouts.playout_value(scratch, where, work, t, playouts, tree.rng[t])
         tree.rng[t] = x
         tree.value[t, leaf] = value
         if mode == PLAYOUTS:
@@ -204,7 +204,7 @@ def expand_round(tree, scratch, count, waiting, logits, values, mode, weight, ac
         lane = waiting[k, 1]
         where = t * lanes + lane
         leaf = tree.leaf[t, lane]
-        add_edges(tree, t, leaf, actions, games.legal_actions(scratch, where, actions))
+        add_edges(tree, t, leaf, actions, _rules.legal_actions(scratch, where, actions))
         set_priors_from_logits(tree, t, leaf, logits[k])
         value = values[k]
         if mode == MIXED:
@@ -223,7 +223,7 @@ def write_roots(tree, active, roots, slots, scratch, obs, masks, waiting):  # pr
     for t in range(active.shape[0]):
         if active[t] and tree.count[t, tree.root[t]] < 0:
             where = t * lanes
-            games.copy_game(roots, slots[t], scratch, where)
+            _rules.copy_game(roots, slots[t], scratch, where)
             _views.write_observation(scratch, where, scratch.to_act[where], obs[count])
             _views.write_mask(scratch, where, masks[count])
             waiting[count, 0] = t
@@ -251,7 +251,7 @@ def start_tree(tree, t, roots, slot):  # pragma: no cover - compiled
     for lane in range(tree.leaf.shape[1]):
         tree.depth[t, lane] = 0
         tree.leaf[t, lane] = -1
-    tree.root[t] = add_node(tree, t, roots.to_act[slot], games.winner_of(roots, slot))
+    tree.root[t] = add_node(tree, t, roots.to_act[slot], _rules.winner_of(roots, slot))
 
 
 @njit(**_JIT)
@@ -263,8 +263,8 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
     if root < 0:
         return -1
     where = t * tree.leaf.shape[1]
-    games.copy_game(roots, slot, scratch, where)
-    if games.same_game(scratch, where, target, target_slot):
+    _rules.copy_game(roots, slot, scratch, where)
+    if _rules.same_game(scratch, where, target, target_slot):
         return root
     # an explicit stack of (node, next edge offset) in lane 0's path; the game at the top is rebuilt by replay
     stack_node = tree.path_node[t, 0]
@@ -283,12 +283,12 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
         child = tree.child[t, tree.first[t, node] + k]
         if child < 0:
             continue
-        games.copy_game(roots, slot, scratch, where)
+        _rules.copy_game(roots, slot, scratch, where)
         for level in range(top):
             parent = stack_node[level]
             edge = tree.first[t, parent] + (stack_next[level] - 1)
             _rules.play(scratch, where, tree.action[t, edge])
-        if games.same_game(scratch, where, target, target_slot):
+        if _rules.same_game(scratch, where, target, target_slot):
             return child
         if tree.winner[t, child] == NOT_OVER:
             stack_node[top] = child

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from carnac_env import _checks
-from carnac_env.search.games import splitmix as _splitmix
+from carnac_env.batch.rng import splitmix as _splitmix
 from carnac_env.search.tree import edge_q, swap_edges
 
 _JIT = {"cache": True, "nogil": True}

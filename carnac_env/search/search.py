@@ -25,7 +25,7 @@ import numpy as np
 
 from carnac_env import _checks
 from carnac_env.batch import BatchGame
-from carnac_env.batch.rules import reset_all
+from carnac_env.batch.rules import copy_game, legal_actions, reset_all
 from carnac_env.batch.state import KernelState, new_state
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
@@ -34,7 +34,6 @@ from carnac_env.errors import CarnacError
 from carnac_env.models.network import blas_single_thread
 from carnac_env.search import engine
 from carnac_env.search.evaluators import Evaluator, Mixed, Network, Playouts
-from carnac_env.search.games import copy_game, legal_actions
 from carnac_env.search.rules import (
     PUCT,
     UCT,
@@ -229,7 +228,7 @@ class Search:
             if state.is_over:
                 raise CarnacError("a search needs unfinished games; one of the roots is over")
             self._games.set_state(i, state)
-        self.set_roots(self._games._state, range(len(states)), reuse=reuse)
+        self.set_roots(self._games.kernel, range(len(states)), reuse=reuse)
 
     def restrict_root(self, t: int, actions: Sequence[int] | None) -> None:
         """Search only ``actions`` (legal ones, e.g. the best few by some ranking) at tree ``t``'s

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit, types
 from numba.experimental import structref
 
-from carnac_env.search.games import NOT_OVER
+from carnac_env.batch.rules import NOT_OVER
 
 _JIT = {"cache": True, "nogil": True}
 
