@@ -432,7 +432,7 @@ def test_bad_settings_are_clear_errors() -> None:
     with pytest.raises(CarnacError, match="Gumbel"):
         Search("small", Playouts(), Gumbel())
     with pytest.raises(CarnacError, match="pair"):
-        Search("small", Network(ConstantNet()), PUCT(), root_rule=Gumbel())
+        Search("small", Network(ConstantNet()), PUCT(), root_selection=Gumbel())
     with pytest.raises(CarnacError, match="evaluator"):
         Search("small", "playouts", UCT())  # type: ignore[arg-type]
     for bad in (float("nan"), float("inf"), -1.0, True):
