@@ -101,7 +101,7 @@ class Search:
         lanes: int = 1,
     ) -> None:
         self.board = board if isinstance(board, Board) else make_board(board)
-        self._leaf = check_evaluator(evaluator)
+        self._evaluator_parameters = check_evaluator(evaluator)
         self.evaluator = evaluator
         self.selection = selection
         self.root_selection = selection if root_selection is None else root_selection
@@ -110,14 +110,14 @@ class Search:
                 raise CarnacError(f"a selection must be UCT, PUCT or Gumbel, got {type(r).__name__}")
         if isinstance(self.selection, Gumbel) != isinstance(self.root_selection, Gumbel):
             raise CarnacError("Gumbel's selection comes as a pair: pass Gumbel(...) at the root and below")
-        if isinstance(self.selection, Gumbel) and not self._leaf.batched:
+        if isinstance(self.selection, Gumbel) and not self._evaluator_parameters.batched:
             raise CarnacError(
                 "the Gumbel selection needs an evaluator's logits; use Network, Mixed or an evaluate() "
                 "evaluator, or UCT/PUCT with Playouts"
             )
         self.trees = _checks.whole("trees", trees, 1, 1 << 16)
         self.lanes = _checks.whole("lanes", lanes, 1, 256)
-        if self.lanes > 1 and not self._leaf.batched:
+        if self.lanes > 1 and not self._evaluator_parameters.batched:
             raise CarnacError("lanes > 1 batch evaluator calls; a playout search runs its simulations one by one")
         self.seed = _checks.seed(seed)
         if dirichlet is not None:
@@ -135,8 +135,8 @@ class Search:
         self.base, self._base_arrays = new_state(self.board, self.trees)
         self.scratch, self._scratch_arrays = new_state(self.board, self.trees * self.lanes)
         self.work, _ = new_state(self.board, self.trees)
-        for games in (self.base, self.scratch, self.work):
-            reset_all(games)
+        for kernel in (self.base, self.scratch, self.work):
+            reset_all(kernel)
         squares = self.board.squares
         slots = self.trees * self.lanes
         self._obs = np.zeros((slots, squares * NUM_PLANES), dtype=np.int8)
@@ -260,7 +260,7 @@ class Search:
         a = self.arrays
         logits = values = None
         order: dict[int, int] = {}
-        if self._leaf.batched:
+        if self._evaluator_parameters.batched:
             count = simulation.write_roots(
                 self.tree, self.active, self.base, self._slots, self.scratch, self._obs, self._masks, self._waiting
             )
@@ -322,7 +322,7 @@ class Search:
         if sims == 0:
             return 0
         self._make_room(sims)
-        if not self._leaf.batched:
+        if not self._evaluator_parameters.batched:
             for t in np.flatnonzero(self.active):
                 done = simulation.run_playouts(
                     self.tree,
@@ -334,7 +334,7 @@ class Search:
                     sims,
                     self._root_selection,
                     self._selection,
-                    self._leaf,
+                    self._evaluator_parameters,
                     int(self._room[t]),
                     self._buffer,
                 )
@@ -355,7 +355,7 @@ class Search:
                 plans,
                 self._done,
                 sims,
-                self._leaf,
+                self._evaluator_parameters,
                 self._obs,
                 self._masks,
                 self._waiting,
@@ -364,14 +364,21 @@ class Search:
             if count:
                 logits, values = self._evaluate(count)
                 simulation.expand_round(
-                    self.tree, self.scratch, count, self._waiting, logits, values, self._leaf, self._buffer
+                    self.tree,
+                    self.scratch,
+                    count,
+                    self._waiting,
+                    logits,
+                    values,
+                    self._evaluator_parameters,
+                    self._buffer,
                 )
         self.last_sims[self.active] = sims
         return sims
 
     def _run_for(self, seconds: float) -> int:
         """Playout simulations in chunks until ``seconds`` have passed (not reproducible)."""
-        if self._leaf.batched:
+        if self._evaluator_parameters.batched:
             raise CarnacError("a time budget needs the Playouts evaluator; give other searches a number of sims")
         deadline = time.perf_counter() + seconds
         chunk = 64
@@ -389,7 +396,7 @@ class Search:
                     chunk,
                     self._root_selection,
                     self._selection,
-                    self._leaf,
+                    self._evaluator_parameters,
                     int(self._room[t]),
                     self._buffer,
                 )
