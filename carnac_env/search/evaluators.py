@@ -74,6 +74,8 @@ class Leaves:
         slots: ``(N,)`` int64, each leaf's slot in ``kernel``.
         rng: a generator owned by the search (seeded by its ``seed``), for evaluators that
             draw: the same search and seed give the same draws.
+        arrays: ``kernel``'s numpy arrays (:class:`~carnac_env.batch.state.StateArrays`, the
+            same memory), for Python code.
     """
 
     board: Board
