@@ -86,7 +86,7 @@ def carnac_round(
     spent = 0.0
     for _ in range(moves):
         start = time.perf_counter()
-        search.set_roots(engine._state, slots)
+        search.set_roots(engine.kernel, slots)
         search.run(sims)
         actions = np.asarray([search.gumbel_action(t) for t in range(games)])
         spent += time.perf_counter() - start

@@ -14,11 +14,12 @@ from carnac_env.agents import GreedyAgent, MCTSAgent, RandomAgent, evaluate, mak
 from carnac_env.agents.az import AZAgent
 from carnac_env.agents.greedy import action_values, engine_action_values, reference_action_values
 from carnac_env.batch import BatchGame
+from carnac_env.batch.playouts import random_action
+from carnac_env.batch.rng import seed_state
 from carnac_env.core.boards import BOARDS
 from carnac_env.core.game import RESPOND, GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import PUCT, Network, Playouts
-from carnac_env.search.games import random_action, seed_state
 
 FAST_SPECS = ["random", "greedy", "mcts:sims=8"]
 
@@ -243,7 +244,7 @@ def test_playout_responses_are_uniform_over_the_legal_ones() -> None:
     counts = dict.fromkeys(legal, 0)
     x = seed_state(0)
     for _ in range(5000):
-        x, action = random_action(engine._state, 0, x)
+        x, action = random_action(engine.kernel, 0, x)
         x = np.uint64(x)  # numba hands the generator state back as a Python int
         counts[int(action)] += 1
     for count in counts.values():

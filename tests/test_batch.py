@@ -19,7 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from carnac_env.batch import MAX_ENVS, BatchGame, BatchStep, batch_scores, dolmen_winner
-from carnac_env.batch.scoring import dolmens_of
+from carnac_env.batch import playouts as batch_playouts
+from carnac_env.batch import rules as batch_rules
+from carnac_env.batch import views as batch_views
+from carnac_env.batch.playouts import playout_actions, random_playout
+from carnac_env.batch.scoring import dolmens_of, group_into
+from carnac_env.batch.state import new_state
 from carnac_env.core import (
     BOARDS,
     OVER,
@@ -31,9 +36,9 @@ from carnac_env.core import (
     score,
     validate,
 )
+from carnac_env.core.scoring import groups
 from carnac_env.env_common import info_dolmen_slots
 from carnac_env.errors import CarnacError, IllegalActionError
-from carnac_env.search import playout_actions, random_playout
 
 
 # --------------------------------------------------------------------------- the lockstep harness
@@ -794,3 +799,84 @@ def test_random_playout_refuses_states_it_could_not_play_safely() -> None:
     responding.pending = 10**6
     with pytest.raises(CarnacError, match="malformed"):
         random_playout(responding, 0)
+
+
+# --------------------------------------------------------------------------- the compiled rules layer, each rule once
+@pytest.mark.parametrize("board", ["small", "petit_menec", "kerlescan"])
+def test_legality_has_one_answer(board: str) -> None:
+    """is_legal, legal_actions, pick and the observation's mask agree with the core, move by move."""
+    b = make_board(board)
+    games = BatchGame(b, num_envs=1, seed=1)
+    out = np.zeros(b.num_actions, np.int32)
+    mask = np.zeros(b.num_actions, bool)
+    rng = np.random.default_rng(board.encode()[0])
+    for _ in range(3):
+        state = GameState(b)
+        while not state.is_over:
+            games.set_state(0, state)
+            legal = state.legal_actions()
+            count = batch_rules.legal_actions(games.kernel, 0, out)
+            assert out[:count].tolist() == legal
+            assert [a for a in range(b.num_actions) if batch_rules.is_legal(games.kernel, 0, a)] == legal
+            batch_views.write_mask(games.kernel, 0, mask)
+            np.testing.assert_array_equal(mask, legal_mask(state))
+            ranks = {batch_rules.pick(games.kernel, 0, (k + 0.5) / len(legal)) for k in range(len(legal))}
+            assert ranks == set(legal)  # each rank picks a different legal action
+            state.apply(int(rng.choice(legal)))
+
+
+@pytest.mark.parametrize("board", ["medium", "petit_menec"])
+def test_an_unobserved_move_is_the_same_move(board: str) -> None:
+    """play_unobserved changes what the rules read exactly as play does; only the views stay
+    behind, and copy_game from an observed slot brings them back."""
+    b = make_board(board)
+    st, arrays = new_state(b, 2)
+    batch_rules.reset_all(st)
+    rng = np.random.default_rng(7)
+    out = np.zeros(b.num_actions, np.int32)
+    rules_fields = ("cells", "kinds", "free", "where", "supply", "empty", "phase", "to_act", "pending", "tilt_ok")
+    for _ in range(4):
+        batch_rules.reset_all(st)
+        over = False
+        while not over:
+            action = int(rng.choice(out[: batch_rules.legal_actions(st, 0, out)]))
+            over = batch_rules.play(st, 0, action)
+            assert batch_rules.play_unobserved(st, 1, action) == over
+            for name in rules_fields:
+                np.testing.assert_array_equal(getattr(arrays, name)[0], getattr(arrays, name)[1], err_msg=name)
+        assert batch_rules.winner_of(st, 0) == batch_rules.winner_of(st, 1) != batch_rules.NOT_OVER
+    batch_rules.copy_game(st, 0, st, 1)
+    np.testing.assert_array_equal(arrays.planes[:, 0], arrays.planes[:, 1])
+    np.testing.assert_array_equal(arrays.place_bits[0], arrays.place_bits[1])
+
+
+def test_the_one_flood_fill_lists_each_group() -> None:
+    """group_into's members are the core's groups, square for square."""
+    for seed in range(40):
+        board = ("small", "medium", "kerlescan", "petit_menec")[seed % 4]
+        state = GameState(board)
+        rng = np.random.default_rng(seed)
+        while not state.is_over:
+            state.apply(int(rng.choice(state.legal_actions())))
+        cells = np.frombuffer(state.cells, np.uint8)
+        squares = len(cells)
+        seen = np.zeros(squares, bool)
+        members = np.zeros(squares + 1, np.int32)
+        found = []
+        for start in range(squares):
+            if cells[start] and not seen[start]:
+                size = group_into(cells, state.board.arrays.neighbours, start, seen, members)
+                found.append(sorted(members[:size].tolist()))
+        want = sorted(sorted(g) for colour in (1, 2) for g in groups(state.board, state.cells, colour))
+        assert sorted(found) == want
+
+
+def test_the_kernel_is_the_batch_s_state() -> None:
+    games = BatchGame("small", num_envs=3, seed=0)
+    games.step(games.sample_actions())
+    work, _ = new_state(games.board, 1)
+    before = games.get_state(2)
+    value, _ = batch_playouts.playout_value(games.kernel, 2, work, 0, 4, np.uint64(9))
+    assert -1.0 <= value <= 1.0 and games.get_state(2) == before  # played in the work slot
+    batch_rules.play(games.kernel, 2, before.legal_actions()[0])
+    assert games.get_state(2) != before  # the kernel is the games' own state, not a copy

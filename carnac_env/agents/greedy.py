@@ -34,12 +34,11 @@ from numba import njit
 from carnac_env.agents.base import SeededAgent
 from carnac_env.agents.registry import register
 from carnac_env.batch import BatchGame
-from carnac_env.batch.rules import play
-from carnac_env.batch.scoring import dolmen_winner
+from carnac_env.batch.rules import copy_rules_state, legal_actions, play_unobserved, winner_of
+from carnac_env.batch.scoring import group_into
 from carnac_env.batch.state import new_state
 from carnac_env.core.game import EMPTY, OVER, RED, RESPOND, WHITE, GameState
 from carnac_env.core.scoring import groups
-from carnac_env.search.games import copy_rules_state, legal_actions
 
 DOLMEN = 100.0
 PARTIAL = 40.0
@@ -131,13 +130,27 @@ _JIT = {"cache": True, "nogil": True}
 
 
 @njit(**_JIT)
-def _evaluate_slot(st, i, player, seen, stack):  # pragma: no cover - compiled
+def _touches_empty(kinds, neighbours, members, size):  # pragma: no cover - compiled
+    """Whether any of the ``size`` squares ``members[:size]`` has an empty neighbour."""
+    for k in range(size):
+        square = members[k]
+        for d in range(4):
+            other = neighbours[square, d]
+            if other >= 0 and kinds[other] == EMPTY:
+                return True
+    return False
+
+
+@njit(**_JIT)
+def _evaluate_slot(st, i, player, seen, members):  # pragma: no cover - compiled
     """:func:`evaluate` of game ``i`` of the kernel state ``st`` for ``player`` (the same sums,
-    in the same order: groups by their first square, Red's colour first)."""
-    cells = st.cells
-    kinds = st.kinds
+    in the same order: groups by their first square, Red's colour first). The groups come from
+    the compiled family's one flood fill, :func:`~carnac_env.batch.scoring.group_into`
+    (``seen`` ``(S,)`` bool and ``members`` ``(S + 1,)`` int32 are work space)."""
+    cells = st.cells[i]
+    kinds = st.kinds[i]
     neighbours = st.neighbours
-    squares = cells.shape[1]
+    squares = cells.shape[0]
     min_dolmen = st.min_dolmen
     scale = max(min_dolmen - 1, 1)
     total = 0.0
@@ -146,35 +159,16 @@ def _evaluate_slot(st, i, player, seen, stack):  # pragma: no cover - compiled
         for s in range(squares):
             seen[s] = False
         for start in range(squares):
-            if cells[i, start] != colour or seen[start]:
+            if cells[start] != colour or seen[start]:
                 continue
-            seen[start] = True
-            stack[0] = start
-            top = 1
-            size = 0
-            open_side = False
-            while top:
-                top -= 1
-                square = stack[top]
-                size += 1
-                for d in range(4):
-                    other = neighbours[square, d]
-                    if other < 0:
-                        continue
-                    if kinds[i, other] == EMPTY:
-                        open_side = True
-                    if not seen[other] and cells[i, other] == colour:
-                        seen[other] = True
-                        stack[top] = other
-                        top += 1
+            size = group_into(cells, neighbours, start, seen, members)
             if size >= min_dolmen:
                 total += sign * (DOLMEN + size)
-            elif open_side:
+            elif _touches_empty(kinds, neighbours, members, size):
                 total += sign * (PARTIAL * (size / scale) ** 2)
-    if st.phase[i] == OVER:
-        winner = dolmen_winner(cells[i], neighbours, min_dolmen)
-        if winner >= 0:
-            total += WIN * (1.0 if winner == player else -1.0)
+    winner = winner_of(st, i)  # NOT_OVER (-2) before the end
+    if winner >= 0:
+        total += WIN * (1.0 if winner == player else -1.0)
     return total
 
 
@@ -187,17 +181,17 @@ def action_values_slot(st, i, work, actions, values):  # pragma: no cover - comp
     count = legal_actions(st, i, actions)
     squares = st.cells.shape[1]
     seen = np.zeros(squares, np.bool_)
-    stack = np.empty(squares, np.int32)
+    stack = np.empty(squares + 1, np.int32)
     replies = np.empty(5, np.int32)
     for k in range(count):
         copy_rules_state(st, i, work, 0)
-        play(work, 0, actions[k])
+        play_unobserved(work, 0, actions[k])
         if st.phase[i] != RESPOND and work.phase[0] == RESPOND:
             answers = legal_actions(work, 0, replies)
             worst = np.inf
             for r in range(answers):
                 copy_rules_state(work, 0, work, 1)
-                play(work, 1, replies[r])
+                play_unobserved(work, 1, replies[r])
                 worst = min(worst, _evaluate_slot(work, 1, player, seen, stack))
             values[k] = worst
         else:
@@ -238,7 +232,7 @@ def engine_action_values(engine: BatchGame, index: int, slots: _Slots | None = N
         slots = _SLOTS.get(engine.board)
         if slots is None:
             slots = _SLOTS[engine.board] = _Slots(engine.board)
-    count = action_values_slot(engine._state, int(index), slots.work, slots.actions, slots.values)
+    count = action_values_slot(engine.kernel, int(index), slots.work, slots.actions, slots.values)
     return [(float(v), int(a)) for v, a in zip(slots.values[:count], slots.actions[:count])]
 
 

@@ -58,14 +58,14 @@ from carnac_env import _checks
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import scoring as _scoring
 from carnac_env.batch import views as _views
-from carnac_env.batch.state import new_state, state_from_arrays
+from carnac_env.batch.state import KernelState, StateArrays, new_state, state_from_arrays
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, RESPOND, WHITE, GameState
 from carnac_env.core.observation import NUM_PLANES
 from carnac_env.core.validate import validate
 from carnac_env.errors import CarnacError, IllegalActionError
 
-__all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores"]
+__all__ = ["MAX_ENVS", "BatchGame", "BatchStep", "batch_scores", "game_state"]
 
 #: The most games one BatchGame holds: at this size the state and one step's outputs take
 #: about 3 GB on medium and 8 GB on le_menec.
@@ -121,6 +121,26 @@ def batch_scores(board: Board, cells: np.ndarray) -> np.ndarray:
     out = np.empty(len(array), dtype=np.int8)
     _scoring.winners(np.ascontiguousarray(array, dtype=np.uint8), board.arrays.neighbours, board.min_dolmen, out)
     return out
+
+
+def game_state(board: Board, arrays: StateArrays, i: int) -> GameState:
+    """Slot ``i`` of the engine state ``arrays`` (on ``board``) as a core
+    :class:`~carnac_env.core.game.GameState` (a new object). The slot must hold a whole game,
+    its lying pairs included (:func:`~carnac_env.batch.rules.copy_game` copies them,
+    :func:`~carnac_env.batch.rules.copy_rules_state` does not)."""
+    st = arrays
+    state = GameState(board)
+    state.cells = bytearray(st.cells[i].tobytes())
+    state.kinds = bytearray(st.kinds[i].tobytes())
+    state.lying = [(int(a), int(b)) for a, b in st.lying[i, : st.num_lying[i]]]
+    state.supply = int(st.supply[i])
+    state.phase = int(st.phase[i])
+    state.to_act = int(st.to_act[i])
+    state.empty = int(st.empty[i])
+    if state.phase == RESPOND:
+        state.pending = int(st.pending[i])
+        state.pending_colour = int(st.pending_colour[i])
+    return state
 
 
 def _check_backend(backend: str) -> None:
@@ -211,6 +231,15 @@ class BatchGame:
         # The games: one KernelState for the kernels, and the same memory as numpy arrays.
         self._state, self._arrays = new_state(self.board, self.num_envs)
         _rules.reset_all(self._state)
+
+    @property
+    def kernel(self) -> KernelState:
+        """The games as the compiled functions take them: the
+        :class:`~carnac_env.batch.state.KernelState` that every step changes in place (game
+        ``i`` in slot ``i``), e.g. for :meth:`Search.set_roots
+        <carnac_env.search.Search.set_roots>` or :func:`~carnac_env.batch.playouts.playout_value`.
+        Read it between steps; a compiled function that changes it changes the games."""
+        return self._state
 
     @staticmethod
     def _make_rng(seed: int | None) -> np.random.Generator:
@@ -380,20 +409,7 @@ class BatchGame:
     # ----------------------------------------------------------------- core conversion
     def get_state(self, index: int) -> GameState:
         """Game ``index`` as a core :class:`~carnac_env.core.game.GameState` (a new object)."""
-        i = self._check_index(index)
-        st = self._arrays
-        state = GameState(self.board)
-        state.cells = bytearray(st.cells[i].tobytes())
-        state.kinds = bytearray(st.kinds[i].tobytes())
-        state.lying = [(int(a), int(b)) for a, b in st.lying[i, : st.num_lying[i]]]
-        state.supply = int(st.supply[i])
-        state.phase = int(st.phase[i])
-        state.to_act = int(st.to_act[i])
-        state.empty = int(st.empty[i])
-        if state.phase == RESPOND:
-            state.pending = int(st.pending[i])
-            state.pending_colour = int(st.pending_colour[i])
-        return state
+        return game_state(self.board, self._arrays, self._check_index(index))
 
     def set_state(self, index: int, state: GameState) -> None:
         """Put a copy of a core :class:`~carnac_env.core.game.GameState` (a game in progress on

@@ -6,16 +6,23 @@ index ``i``. The rules are written once, in small functions named for them:
 * :func:`tilt_fits`: may a megalith standing on a square tilt one way (the core's tilt rule);
 * :func:`place`, :func:`tilt`, :func:`decline` (and :func:`play`, which decodes an action
   number and calls one of them), each returning whether the game ended, by the core's one
-  end-of-game rule (:func:`~carnac_env.core.arithmetic.game_ends`);
-* :func:`is_legal` and :func:`pick` (the legal action of a given rank: the random legal move
-  of this engine family);
+  end-of-game rule (:func:`~carnac_env.core.arithmetic.game_ends`). :func:`play` keeps the
+  slot's views (:mod:`carnac_env.batch.views`) up to date for an observation;
+  :func:`play_unobserved` plays the same move in a slot that is never observed (a playout, a
+  lookahead) and leaves its views alone;
+* legality, once: :func:`is_legal` (one action), :func:`legal_actions` (the list, in the
+  core's order), :func:`pick` (the legal action of a given rank); the mask of an observation
+  is the views' :func:`~carnac_env.batch.views.write_mask`, from the same rule;
+* :func:`copy_rules_state`, :func:`copy_game` and :func:`same_game`: copying a game between
+  slots and comparing two;
+* :func:`winner_of` and :func:`value_for`: the result of a finished game;
 * :func:`load_game` and :func:`reset_game`: a core position, or a fresh game, in one slot;
 * the batched loops the engine calls: :func:`step_all` (which also writes the next
   observations and masks, in the same pass over the games), :func:`count_illegal`,
   :func:`find_illegal`, :func:`sample_all`, :func:`reset_all`, :func:`restart`.
 
 The scorer of finished games (dolmens and the tie-break chain) is
-:mod:`carnac_env.batch.scoring`.
+:mod:`carnac_env.batch.scoring`; random moves and playouts are :mod:`carnac_env.batch.playouts`.
 
 Nothing here declares a rule constant or derives geometry: phases, kinds and plane indices
 come from :mod:`carnac_env.core`, the tilt squares and neighbours from
@@ -35,7 +42,7 @@ from __future__ import annotations
 from numba import njit
 
 from carnac_env.batch.scoring import winner_into
-from carnac_env.batch.views import fresh_views, show_square, write_mask, write_observation
+from carnac_env.batch.views import decline_number, fresh_views, show_square, write_mask, write_observation
 from carnac_env.core import actions as _actions
 from carnac_env.core import arithmetic as _arithmetic
 from carnac_env.core.game import EMPTY, LYING, OVER, PLACE, RESPOND, STANDING
@@ -98,13 +105,15 @@ def _give_back(st, i, square):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def place(st, i, square, orientation):  # pragma: no cover - compiled
-    """The player to act in game ``i`` places on ``square``; True if the game ended."""
+def place(st, i, square, orientation, observed):  # pragma: no cover - compiled
+    """The player to act in game ``i`` places on ``square``; True if the game ended. With
+    ``observed`` the slot's views follow (:func:`~carnac_env.batch.views.show_square`)."""
     mover = st.to_act[i]
     top, north_south, _ = tilt_colours(mover, orientation)
     st.cells[i, square] = top
     st.kinds[i, square] = STANDING
-    show_square(st, i, square)
+    if observed:
+        show_square(st, i, square)
     _take(st, i, square)
     st.supply[i] -= 1
     st.empty[i] -= 1
@@ -134,8 +143,9 @@ def _clear_pending(st, i):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def tilt(st, i, direction):  # pragma: no cover - compiled
-    """Game ``i``'s responder tilts the pending megalith (a legal direction); True if it ended."""
+def tilt(st, i, direction, observed):  # pragma: no cover - compiled
+    """Game ``i``'s responder tilts the pending megalith (a legal direction); True if it ended.
+    With ``observed`` the slot's views follow."""
     origin = st.pending[i]
     first = st.tilt_squares[origin, direction, 0]
     second = st.tilt_squares[origin, direction, 1]
@@ -144,11 +154,13 @@ def tilt(st, i, direction):  # pragma: no cover - compiled
     kinds = st.kinds
     cells[i, origin] = 0
     kinds[i, origin] = EMPTY
-    show_square(st, i, origin)
+    if observed:
+        show_square(st, i, origin)
     for square in (first, second):
         cells[i, square] = colour
         kinds[i, square] = LYING
-        show_square(st, i, square)
+        if observed:
+            show_square(st, i, square)
     count = st.num_lying[i]
     st.lying[i, count, 0] = first
     st.lying[i, count, 1] = second
@@ -172,33 +184,81 @@ def decline(st, i):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def play(st, i, action):  # pragma: no cover - compiled
-    """Play the (legal) action number ``action`` in game ``i``; True if the game ended."""
-    base = tilt_base(st.cells.shape[1])
+def _play(st, i, action, observed):  # pragma: no cover - compiled
+    squares = st.cells.shape[1]
+    base = tilt_base(squares)
     if action < base:
-        return place(st, i, place_square(action), place_orientation(action))
-    if action < base + 4:
-        return tilt(st, i, action - base)
+        return place(st, i, place_square(action), place_orientation(action), observed)
+    if action < decline_number(squares):
+        return tilt(st, i, action - base, observed)
     return decline(st, i)
 
 
 @njit(**_INLINE)
+def play(st, i, action):  # pragma: no cover - compiled
+    """Play the (legal) action number ``action`` in game ``i``, keeping its views up to date
+    for an observation; True if the game ended."""
+    return _play(st, i, action, True)
+
+
+@njit(**_INLINE)
+def play_unobserved(st, i, action):  # pragma: no cover - compiled
+    """:func:`play` in a slot whose observation is never written (a playout, a lookahead): the
+    same move, without the views' bookkeeping, which goes stale (:func:`copy_game` or
+    :func:`~carnac_env.batch.views.refresh_views` from an observed slot brings it back)."""
+    return _play(st, i, action, False)
+
+
+# --------------------------------------------------------------------- legality
+@njit(**_INLINE)
 def is_legal(st, i, action):  # pragma: no cover - compiled
-    """Whether ``action`` is legal for the player to act in game ``i``."""
-    base = tilt_base(st.cells.shape[1])
-    if action < 0 or action > base + 4:
+    """Whether ``action`` is legal for the player to act in game ``i``: a placement on an empty
+    square while placing; a legal tilt (``tilt_ok``, by :func:`tilt_fits`) or the decline while
+    responding."""
+    squares = st.cells.shape[1]
+    base = tilt_base(squares)
+    decline_action = decline_number(squares)
+    if action < 0 or action > decline_action:
         return False
     if action < base:
         return st.phase[i] == PLACE and st.kinds[i, place_square(action)] == EMPTY
-    return st.phase[i] == RESPOND and (action == base + 4 or st.tilt_ok[i, action - base])
+    return st.phase[i] == RESPOND and (action == decline_action or st.tilt_ok[i, action - base])
+
+
+@njit(**_JIT)
+def legal_actions(st, i, out):  # pragma: no cover - compiled
+    """Write game ``i``'s legal action numbers (those :func:`is_legal` accepts) into ``out`` in
+    increasing order; return how many (0 once the game is over). The same list as the core's
+    ``legal_actions()``."""
+    phase = st.phase[i]
+    count = 0
+    if phase == PLACE:
+        kinds = st.kinds
+        for s in range(kinds.shape[1]):
+            if kinds[i, s] == EMPTY:
+                for o in range(4):
+                    out[count] = place_number(s, o)
+                    count += 1
+    elif phase == RESPOND:
+        squares = st.cells.shape[1]
+        base = tilt_base(squares)
+        for d in range(4):
+            if st.tilt_ok[i, d]:
+                out[count] = base + d
+                count += 1
+        out[count] = decline_number(squares)
+        count += 1
+    return count
 
 
 @njit(**_INLINE)
 def pick(st, i, u):  # pragma: no cover - compiled
     """The legal action number of rank ``floor(u * count)`` among game ``i``'s ``count`` legal
-    actions, ``u`` in [0, 1): with ``u`` uniform, a uniformly random legal move (the one random
-    legal move of this engine). Placements are ranked in the order of the ``free`` list (no
-    search: the square is ``free[i, rank]``), responses as the legal tilts, then decline."""
+    actions, ``u`` in [0, 1): with ``u`` uniform, a uniformly random legal move, as
+    :meth:`BatchGame.sample_actions <carnac_env.batch.BatchGame.sample_actions>` draws them
+    (the playouts' own draw, :func:`~carnac_env.batch.playouts.random_action`, uses it for
+    responses). Placements are ranked in the order of the ``free`` list (no search: the square
+    is ``free[i, rank]``), responses as the legal tilts, then decline."""
     squares = st.kinds.shape[1]
     if st.phase[i] == PLACE:
         k = int(u * (4 * st.empty[i]))
@@ -212,7 +272,90 @@ def pick(st, i, u):  # pragma: no cover - compiled
             if k == 0:
                 return tilt_base(squares) + d
             k -= 1
-    return tilt_base(squares) + 4
+    return decline_number(squares)
+
+
+# --------------------------------------------------------------------- copies and comparison
+@njit(**_JIT)
+def copy_rules_state(src, i, dst, j):  # pragma: no cover - compiled
+    """Copy what the rules read of game ``i`` of ``src`` into slot ``j`` of ``dst``: the squares,
+    the counts, the phase, the pending megalith and the empty-square list, not the views or the
+    lying pairs (written by the rules, never read by them). For a slot that only plays on,
+    unobserved (:func:`play_unobserved`)."""
+    for s in range(src.cells.shape[1]):
+        dst.cells[j, s] = src.cells[i, s]
+        dst.kinds[j, s] = src.kinds[i, s]
+        dst.free[j, s] = src.free[i, s]  # the empty-square list that placements update
+        dst.where[j, s] = src.where[i, s]
+    dst.num_lying[j] = src.num_lying[i]
+    dst.supply[j] = src.supply[i]
+    dst.empty[j] = src.empty[i]
+    dst.phase[j] = src.phase[i]
+    dst.to_act[j] = src.to_act[i]
+    dst.pending[j] = src.pending[i]
+    dst.pending_colour[j] = src.pending_colour[i]
+    for d in range(4):
+        dst.tilt_ok[j, d] = src.tilt_ok[i, d]
+
+
+@njit(**_JIT)
+def copy_game(src, i, dst, j):  # pragma: no cover - compiled
+    """Copy game ``i`` of ``src`` into slot ``j`` of ``dst`` (two KernelStates on one board):
+    :func:`copy_rules_state`, then the lying pairs and the views (the observation planes and
+    the place bits)."""
+    copy_rules_state(src, i, dst, j)
+    for k in range(src.num_lying[i]):
+        dst.lying[j, k, 0] = src.lying[i, k, 0]
+        dst.lying[j, k, 1] = src.lying[i, k, 1]
+    src_planes = src.planes
+    dst_planes = dst.planes
+    for player in range(2):
+        for k in range(src_planes.shape[2]):
+            dst_planes[player, j, k] = src_planes[player, i, k]
+    for a in range(src.place_bits.shape[1]):
+        dst.place_bits[j, a] = src.place_bits[i, a]
+
+
+@njit(**_JIT)
+def same_game(a, i, b, j):  # pragma: no cover - compiled
+    """Whether game ``i`` of ``a`` and game ``j`` of ``b`` are the same position for play: the
+    same squares, supply, phase, player to act and pending megalith (the order in which the
+    megaliths fell does not change the game)."""
+    if (
+        a.phase[i] != b.phase[j]
+        or a.to_act[i] != b.to_act[j]
+        or a.supply[i] != b.supply[j]
+        or a.pending[i] != b.pending[j]
+        or a.pending_colour[i] != b.pending_colour[j]
+    ):
+        return False
+    for s in range(a.cells.shape[1]):  # noqa: SIM110 (a loop numba compiles)
+        if a.cells[i, s] != b.cells[j, s] or a.kinds[i, s] != b.kinds[j, s]:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------- the result
+#: ``winner`` of a game not over yet (0 Red, 1 White, -1 a draw otherwise).
+NOT_OVER = -2
+
+
+@njit(**_JIT)
+def winner_of(st, i):  # pragma: no cover - compiled
+    """The winner of finished game ``i`` (0 Red, 1 White, -1 a draw; the scorer's
+    :func:`~carnac_env.batch.scoring.winner_into`, in the state's scratch arrays);
+    :data:`NOT_OVER` before the end."""
+    if st.phase[i] != OVER:
+        return NOT_OVER
+    return winner_into(st.cells[i], st.neighbours, st.min_dolmen, st.seen, st.stack, st.balance)
+
+
+@njit(**_INLINE)
+def value_for(winner, player):  # pragma: no cover - compiled
+    """A finished game's result for ``player``: +1 won, -1 lost, 0 a draw."""
+    if winner < 0:
+        return 0.0
+    return 1.0 if winner == player else -1.0
 
 
 # --------------------------------------------------------------------- slots

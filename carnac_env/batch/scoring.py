@@ -3,8 +3,9 @@
 :func:`dolmen_winner` is the compiled form of :func:`carnac_env.core.scoring.score`'s winner,
 callable from Python and from numba code; :func:`winner_into` is the same with work arrays
 supplied (the batched engine keeps them in its state), and :func:`winners` scores many rows;
-:func:`dolmens_of` gives each player's dolmen sizes (for the vector env's infos). Both find
-groups with one flood fill, :func:`group_into`.
+:func:`dolmens_of` gives each player's dolmen sizes (for the vector env's infos). They, and
+the ``greedy`` agent's evaluation, find groups with the compiled family's one flood fill,
+:func:`group_into`.
 """
 
 from __future__ import annotations
@@ -35,41 +36,41 @@ def dolmen_winner(cells, neighbours, min_dolmen):  # pragma: no cover - compiled
         neighbours,
         min_dolmen,
         np.empty(squares, np.bool_),
-        np.empty(squares, np.int32),
+        np.empty(squares + 1, np.int32),
         np.empty(squares + 1, np.int32),
     )
 
 
 @njit(**_JIT)
-def group_into(cells, neighbours, start, seen, stack):  # pragma: no cover - compiled
+def group_into(cells, neighbours, start, seen, members):  # pragma: no cover - compiled
     """The size of the same-coloured group around ``start`` (a flood fill over ``neighbours``),
-    marking its squares in ``seen``; ``stack`` ``(S,)`` int32 is work space."""
+    marking its squares in ``seen`` and listing them in ``members[:size]`` (``(S + 1,)`` int32;
+    the last entry is work space)."""
     colour = cells[start]
     seen[start] = True
-    stack[0] = start
-    top = 1
-    size = 0
-    while top:
-        top -= 1
-        square = stack[top]
-        size += 1
+    members[0] = start
+    head = 0
+    size = 1
+    while head < size:
+        square = members[head]
+        head += 1
         for d in range(4):
             # Without branches (a neighbour's colour is a coin toss to the branch predictor):
-            # off the board (-1) reads square 0 and is ignored; the push is always written and
-            # counted only when it joins. (``top`` stays below S here: ``square`` was popped.)
+            # off the board (-1) reads square 0 and is ignored; the entry after the list is
+            # always written and counted only when it joins (so the list needs S + 1 entries).
             other = neighbours[square, d]
             at = max(other, 0)
             joins = (other >= 0) & (cells[at] == colour) & (seen[at] == 0)
             seen[at] = seen[at] | joins
-            stack[top] = at
-            top += joins
+            members[size] = at
+            size += joins
     return size
 
 
 @njit(**_JIT)
 def winner_into(cells, neighbours, min_dolmen, seen, stack, balance):  # pragma: no cover - compiled
     """:func:`dolmen_winner` with its work arrays given: ``seen`` ``(S,)`` bool, ``stack``
-    ``(S,)`` int32 and ``balance`` ``(S + 1,)`` int32 (overwritten).
+    ``(S + 1,)`` int32 and ``balance`` ``(S + 1,)`` int32 (overwritten).
 
     Dolmens are the maximal same-coloured groups of at least ``min_dolmen`` squares (found
     by :func:`group_into`); ``balance[k]`` counts Red's dolmens of ``k`` squares minus White's.
@@ -105,7 +106,7 @@ def winners(cells, neighbours, min_dolmen, out):  # pragma: no cover - compiled
     """:func:`dolmen_winner` of every row of ``cells`` ``(K, S)`` into ``out`` ``(K,)``."""
     squares = cells.shape[1]
     seen = np.empty(squares, np.bool_)
-    stack = np.empty(squares, np.int32)
+    stack = np.empty(squares + 1, np.int32)
     balance = np.empty(squares + 1, np.int32)
     for k in range(cells.shape[0]):
         out[k] = winner_into(cells[k], neighbours, min_dolmen, seen, stack, balance)
@@ -113,7 +114,8 @@ def winners(cells, neighbours, min_dolmen, out):  # pragma: no cover - compiled
 
 @njit(**_JIT)
 def dolmens_into(cells, neighbours, min_dolmen, seen, stack, sizes):  # pragma: no cover - compiled
-    """Each player's dolmen sizes in one position, largest first and zero-padded:
+    """Each player's dolmen sizes in one position, largest first and zero-padded (``seen``
+    ``(S,)`` bool and ``stack`` ``(S + 1,)`` int32 are work space):
     ``sizes[0]`` Red's, ``sizes[1]`` White's (``(2, slots)``, overwritten; ``slots`` at least
     ``squares // min_dolmen``, the most dolmens a player can have)."""
     squares = cells.shape[0]
@@ -141,6 +143,6 @@ def dolmens_of(cells, neighbours, min_dolmen, out):  # pragma: no cover - compil
     """:func:`dolmens_into` for every row of ``cells`` ``(K, S)`` into ``out`` ``(K, 2, slots)``."""
     squares = cells.shape[1]
     seen = np.empty(squares, np.bool_)
-    stack = np.empty(squares, np.int32)
+    stack = np.empty(squares + 1, np.int32)
     for k in range(cells.shape[0]):
         dolmens_into(cells[k], neighbours, min_dolmen, seen, stack, out[k])

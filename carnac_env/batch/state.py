@@ -115,7 +115,11 @@ FIELDS: tuple[Field, ...] = (
         "``(N, 4 * S)`` bool, the place part of the legal mask (4 per empty square)",
     ),
     Field("seen", _scratch(np.bool_, lambda b: b.squares), "``(S,)`` bool, scratch: squares the scorer has reached"),
-    Field("stack", _scratch(np.int32, lambda b: b.squares), "``(S,)`` int32, scratch: the scorer's flood-fill stack"),
+    Field(
+        "stack",
+        _scratch(np.int32, lambda b: b.squares + 1),
+        "``(S + 1,)`` int32, scratch: the scorer's flood-fill list (:func:`~carnac_env.batch.scoring.group_into`)",
+    ),
     Field(
         "balance",
         _scratch(np.int32, lambda b: b.squares + 1),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from carnac_env.core import actions as _actions
 from carnac_env.core import arithmetic as _arithmetic
@@ -41,6 +42,8 @@ _INLINE = {"inline": "always", **_JIT}
 
 # The core's action numbers and colour arithmetic, compiled from the very same functions.
 place_number = njit(**_INLINE)(_actions.place_number)
+register_jitable(_actions.tilt_base)  # the core's decline_number calls it
+decline_number = njit(**_INLINE)(_actions.decline_number)
 own_colour = njit(**_INLINE)(_arithmetic.own_colour)
 opponent_colour = njit(**_INLINE)(_arithmetic.opponent_colour)
 tilt_colour = njit(**_INLINE)(_arithmetic.tilt_colour)
@@ -116,7 +119,9 @@ def write_observation(st, i, player, out):  # pragma: no cover - compiled
 
 @njit(**_INLINE)
 def write_mask(st, i, out):  # pragma: no cover - compiled
-    """Write game ``i``'s legal-action mask (for the player to act) into ``out`` (bool)."""
+    """Write game ``i``'s legal-action mask (for the player to act) into ``out`` (bool): the
+    rule of :func:`~carnac_env.batch.rules.is_legal`, with the placements read from the place
+    bits that :func:`show_square` keeps (``kinds == EMPTY`` per square, four times)."""
     base = st.place_bits.shape[1]
     phase = st.phase[i]
     if phase == PLACE:
@@ -129,7 +134,7 @@ def write_mask(st, i, out):  # pragma: no cover - compiled
     responding = phase == RESPOND
     for d in range(4):
         out[base + d] = responding and st.tilt_ok[i, d]
-    out[base + 4] = responding
+    out[decline_number(st.cells.shape[1])] = responding
 
 
 @njit(**_JIT)

@@ -54,7 +54,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from carnac_env.core.actions import ORIENTATIONS, place_orientation, place_square, tilt_base
+from carnac_env.core.actions import ORIENTATIONS, decline_number, place_orientation, place_square, tilt_base
 from carnac_env.core.arithmetic import (
     RED,
     game_ends,
@@ -158,7 +158,7 @@ class Game:
     def step(self, state: GameState, action: Array) -> GameState:
         """Play ``action``, a legal action of a game that is not over (unchecked)."""
         base = tilt_base(self.board.squares)
-        is_place, is_tilt = action < base, (action >= base) & (action < base + 4)
+        is_place, is_tilt = action < base, (action >= base) & (action < decline_number(self.board.squares))
         placed, place_final = self._place(state, place_square(jnp.minimum(action, base - 1)), place_orientation(action))
         tilted, tilt_final = self._tilt(state, jnp.clip(action - base, 0, 3))
         declined, decline_final = self._decline(state)

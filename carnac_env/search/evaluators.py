@@ -1,30 +1,106 @@
-"""Leaf evaluators: what values a new position, and gives its edges their priors.
+"""Leaf evaluators: what values a new position and gives its edges their priors.
 
+An evaluator is one object with one method, ``evaluate(leaves) -> (logits, values)``: a batch
+of :class:`Leaves` in (the observations, legal masks and games of the positions to value, seen
+by the player to act), and for each leaf the logits of its priors (``(N, actions)``, indexed by
+action number; the priors are their softmax over the legal actions) and its value in
+``[-1, 1]`` for the player to act (``(N,)``). The search calls it between its compiled rounds,
+once per round with the leaves of every tree (and once for the new roots); subclass
+:class:`Evaluator` (or write any class with such a method) to plug in your own. docs/search.md
+has a worked example.
+
+The built-in ones are fast cases of the same protocol:
+
+* :class:`Network`: a policy-value network (anything with ``forward(observations,
+  supply_scale=...) -> (logits, values)`` on ``(N, rows, cols, 9)`` int8 planes, as
+  :class:`~carnac_env.models.PolicyValueNet`); its :meth:`~Network.evaluate` is the search's
+  one call of the network.
 * :class:`Playouts`: compiled random playouts (the mean result of ``playouts`` games of
-  uniformly random legal moves); uniform priors. Runs inside the compiled search, so a whole
-  search over one tree is one call.
-* :class:`Network`: a policy-value network (anything with ``forward(observations) ->
-  (logits, values)`` on ``(N, rows, cols, 9)`` int8 planes, as
-  :class:`~carnac_env.models.PolicyValueNet`); the leaves of all trees of a round are
-  evaluated in one batch. Priors are the softmax of the logits over the legal actions.
-* :class:`Mixed`: the network's priors, and a value mixing the network's and the playouts':
-  ``(1 - weight) * network + weight * playouts`` (AlphaGo's mixing).
+  uniformly random legal moves) and uniform priors. Its values are computed inside the
+  compiled loop (``batched`` is False), so a whole search over one tree is one call and no
+  Python runs per simulation; :meth:`~Playouts.evaluate` gives the same kind of values from
+  Python.
+* :class:`Mixed`: the network's priors, and a value mixing the network's and the compiled
+  playouts': ``(1 - weight) * network + weight * playouts`` (AlphaGo's mixing).
 
-An evaluator is an options object: the search reads its ``mode`` and settings and runs the
-compiled code for it.
+What the compiled loop reads of an evaluator is its :class:`EvaluatorParameters`: whether it
+is ``batched`` (``evaluate`` is called; else the leaves are valued in the loop), how many
+compiled ``playouts`` each leaf gets, and their mixing ``weight``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from carnac_env import _checks
-from carnac_env.search.engine import MIXED, NETWORK, PLAYOUTS
+from carnac_env.batch.engine import game_state
+from carnac_env.batch.playouts import playout_value
+from carnac_env.batch.rng import seed_state
+from carnac_env.batch.state import KernelState, StateArrays, new_state
+from carnac_env.core.boards import Board
+from carnac_env.core.game import GameState
+from carnac_env.errors import CarnacError
+
+__all__ = [
+    "Evaluator",
+    "EvaluatorParameters",
+    "Forward",
+    "Leaves",
+    "Mixed",
+    "Network",
+    "Playouts",
+    "evaluator_parameters",
+]
 
 
+@dataclass(frozen=True, eq=False)
+class Leaves:
+    """A batch of positions to evaluate: what :meth:`Evaluator.evaluate` receives.
+
+    The arrays are the search's buffers, valid during the call (copy what you keep).
+
+    Attributes:
+        board: the board of every leaf (its rules included).
+        observations: ``(N, rows, cols, 9)`` int8, each leaf seen by its player to act (the
+            planes of :func:`carnac_env.core.observation.observation_planes`).
+        masks: ``(N, actions)`` bool, each leaf's legal actions.
+        kernel: the engine state holding the leaves' games, for compiled code
+            (:mod:`carnac_env.batch`); leaf ``k`` is in slot ``slots[k]``. Play on copies:
+            :func:`~carnac_env.batch.rules.copy_rules_state` into your own state.
+        slots: ``(N,)`` int64, each leaf's slot in ``kernel``.
+        rng: a generator owned by the search (seeded by its ``seed``), for evaluators that
+            draw: the same search and seed give the same draws.
+        arrays: ``kernel``'s numpy arrays (:class:`~carnac_env.batch.state.StateArrays`, the
+            same memory), for Python code.
+    """
+
+    board: Board
+    observations: np.ndarray
+    masks: np.ndarray
+    kernel: KernelState
+    slots: np.ndarray
+    rng: np.random.Generator
+    arrays: StateArrays
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    @property
+    def players(self) -> np.ndarray:
+        """``(N,)`` int8: the player to act at each leaf (the values are for them)."""
+        return self.arrays.to_act[self.slots].copy()
+
+    def states(self) -> list[GameState]:
+        """The leaves as core :class:`~carnac_env.core.game.GameState` objects (new ones, built
+        on each call: for evaluators written on the core's API)."""
+        return [game_state(self.board, self.arrays, int(slot)) for slot in self.slots]
+
+
+@runtime_checkable
 class Forward(Protocol):
     """A policy-value network: logits ``(N, actions)`` and values ``(N,)`` for the player to act."""
 
@@ -33,50 +109,125 @@ class Forward(Protocol):
         ...
 
 
+class EvaluatorParameters(NamedTuple):
+    """What the compiled search loop reads of an evaluator (see the module docstring)."""
+
+    batched: bool
+    playouts: int
+    weight: float
+
+
+class Evaluator:
+    """The base of leaf evaluators: subclass it and write :meth:`evaluate`.
+
+    Class attributes (the defaults suit a Python evaluator):
+        batched: True: :meth:`evaluate` is called with each round's leaves. False: the leaves
+            are valued inside the compiled loop (:class:`Playouts`).
+        playouts: compiled random playouts per leaf, mixed into the value (0: none).
+        weight: the playouts' share of the value, ``(1 - weight) * evaluated + weight *
+            playouts``, when ``playouts`` > 0.
+    """
+
+    batched: bool = True
+    playouts: int = 0
+    weight: float = 0.0
+
+    def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
+        """The logits ``(N, actions)`` (indexed by action number; only the legal ones are read)
+        and the values ``(N,)`` in ``[-1, 1]`` for the player to act, of ``leaves``."""
+        raise NotImplementedError(f"{type(self).__name__} must define evaluate(leaves)")
+
+
+def evaluator_parameters(evaluator: Any) -> EvaluatorParameters:
+    """The :class:`EvaluatorParameters` of ``evaluator``: an :class:`Evaluator`, or any object
+    with an ``evaluate`` method (read with the base class's defaults)."""
+    return EvaluatorParameters(
+        bool(getattr(evaluator, "batched", Evaluator.batched)),
+        int(getattr(evaluator, "playouts", Evaluator.playouts)),
+        float(getattr(evaluator, "weight", Evaluator.weight)),
+    )
+
+
 @dataclass(frozen=True)
-class Playouts:
-    """Random playouts, compiled; ``playouts`` per leaf (the value is their mean result)."""
+class Playouts(Evaluator):
+    """Random playouts, compiled; ``playouts`` per leaf (the value is their mean result), and
+    uniform priors. Valued inside the compiled loop."""
 
     playouts: int = 1
 
-    mode = PLAYOUTS
+    batched = False
     weight = 1.0
-    net = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "playouts", _checks.whole("playouts", self.playouts, 1, 10_000))
 
+    def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
+        """Uniform logits and the mean result of ``playouts`` random playouts from each leaf (the
+        same playouts as inside the loop, drawn from ``leaves.rng``)."""
+        work, _ = new_state(leaves.board, 1)
+        x = seed_state(int(leaves.rng.integers(2**63)))
+        values = np.zeros(len(leaves), np.float32)
+        for k, slot in enumerate(leaves.slots):
+            values[k], x = playout_value(leaves.kernel, int(slot), work, 0, self.playouts, x)
+            x = np.uint64(x)
+        return np.zeros((len(leaves), leaves.board.num_actions), np.float32), values
+
 
 @dataclass(frozen=True)
-class Network:
-    """A policy-value network's priors and value."""
+class Network(Evaluator):
+    """A policy-value network's priors and value (see the module docstring)."""
 
     net: Any
-
-    mode = NETWORK
-    playouts = 1
-    weight = 0.0
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.net, "forward", None)):
-            raise TypeError(f"Network needs an object with forward(observations), got {type(self.net).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} needs an object with forward(observations), got {type(self.net).__name__}"
+            )
+
+    def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
+        """The network's logits and values for the leaves' observations."""
+        if getattr(self.net, "reads_rules", False):  # a rules-conditioned network reads the board's rules
+            return self.net.forward(leaves.observations, supply_scale=leaves.board.megaliths, board=leaves.board)
+        return self.net.forward(leaves.observations, supply_scale=leaves.board.megaliths)
 
 
 @dataclass(frozen=True)
-class Mixed:
-    """The network's priors; the value ``(1 - weight) * network + weight * playouts``."""
+class Mixed(Network):
+    """The network's priors; the value ``(1 - weight) * network + weight * playouts``, with
+    ``playouts`` compiled random playouts per leaf."""
 
-    net: Any
     playouts: int = 4
     weight: float = 0.5
 
-    mode = MIXED
-
     def __post_init__(self) -> None:
-        if not callable(getattr(self.net, "forward", None)):
-            raise TypeError(f"Mixed needs an object with forward(observations), got {type(self.net).__name__}")
+        super().__post_init__()
         object.__setattr__(self, "playouts", _checks.whole("playouts", self.playouts, 1, 10_000))
         object.__setattr__(self, "weight", _checks.number("mixing weight", self.weight, 0.0, 1.0))
 
 
-Evaluator = Playouts | Network | Mixed
+def check_evaluator(evaluator: Any) -> EvaluatorParameters:
+    """``evaluator``'s parameters, or a :class:`~carnac_env.errors.CarnacError` naming what is
+    wrong (not an evaluator; settings out of range)."""
+    if not callable(getattr(evaluator, "evaluate", None)):
+        raise CarnacError(
+            "evaluator must be Playouts, Network, Mixed or an object with evaluate(leaves) "
+            f"(carnac_env.search.Evaluator), got {type(evaluator).__name__}"
+        )
+    parameters = evaluator_parameters(evaluator)
+    _checks.whole("evaluator playouts", parameters.playouts, 0, 10_000)
+    _checks.number("evaluator weight", parameters.weight, 0.0, 1.0)
+    if not parameters.batched and parameters.playouts == 0:
+        raise CarnacError("an evaluator that is not batched must value its leaves by compiled playouts (playouts >= 1)")
+    return parameters
+
+
+def as_array(name: str, value: Any, shape: Sequence[int]) -> np.ndarray:
+    """``value`` as a C-contiguous float32 array of ``shape``, or a CarnacError naming ``name``."""
+    try:
+        array = np.ascontiguousarray(value, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise CarnacError(f"the evaluator's {name} are not numbers: got {type(value).__name__}") from None
+    if array.shape != tuple(shape):
+        raise CarnacError(f"the evaluator gave {name} of shape {array.shape}; expected {tuple(shape)}")
+    return array

@@ -8,11 +8,12 @@ for self-play.
     action = search.best_action(0)
 
 The trees live in arrays (:mod:`carnac_env.search.tree`), the simulation loop is compiled
-(:mod:`carnac_env.search.engine`), the games are the batched engine's
-(:mod:`carnac_env.search.games`); this class owns the buffers and the network calls, and reads
-the results. A :class:`Search` is deterministic: the same roots, settings and ``seed`` give the
-same trees, bit for bit (a network's values included, as long as numpy's BLAS gives the same
-bits, which it does on one machine).
+(:mod:`carnac_env.search.simulation`), the games are the batched engine's
+(:mod:`carnac_env.batch`); this class owns the buffers, calls the evaluator between the
+compiled rounds (``Search._evaluate``, the one place), and reads the results. A
+:class:`Search` is deterministic: the same roots, settings and ``seed`` give the same trees,
+bit for bit (a network's values included, as long as numpy's BLAS gives the same bits, which
+it does on one machine).
 """
 
 from __future__ import annotations
@@ -25,27 +26,25 @@ import numpy as np
 
 from carnac_env import _checks
 from carnac_env.batch import BatchGame
-from carnac_env.batch.rules import reset_all
+from carnac_env.batch.rules import copy_game, legal_actions, reset_all
 from carnac_env.batch.state import KernelState, new_state
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import NUM_PLANES
 from carnac_env.errors import CarnacError
 from carnac_env.models.network import blas_single_thread
-from carnac_env.search import engine
-from carnac_env.search.evaluators import Evaluator, Mixed, Network, Playouts
-from carnac_env.search.games import copy_game, legal_actions
-from carnac_env.search.rules import (
+from carnac_env.search import simulation
+from carnac_env.search.evaluators import Evaluator, Leaves, as_array, check_evaluator
+from carnac_env.search.selection import (
     PUCT,
     UCT,
     Gumbel,
-    Rule,
+    Selection,
     gumbel_root_scores,
     halving_schedule,
     improved_policy,
-    rule_parameters,
 )
-from carnac_env.search.tree import compact, new_tree, root_table
+from carnac_env.search.tree import compact, grown, new_tree, restrict_root_edges, root_table
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class RootEdges:
         visits: simulations through each.
         values: each edge's mean value for the player to act at the root (0 if unvisited).
         priors: the evaluator's prior (with any root noise mixed in).
-        logits: the network's logits (0 without a network).
+        logits: the evaluator's logits (0 with compiled playouts alone).
     """
 
     actions: np.ndarray
@@ -72,12 +71,15 @@ class Search:
 
     Args:
         board: the board (a name or a Board) of every root.
-        evaluator: :class:`~carnac_env.search.evaluators.Playouts`, ``Network`` or ``Mixed``.
-        rule: the selection rule below the root (:class:`UCT`, :class:`PUCT`, :class:`Gumbel`).
-        root_rule: the rule at the root (default: ``rule``). A :class:`Gumbel` rule must be
-            the rule at both, with a network.
+        evaluator: :class:`~carnac_env.search.evaluators.Playouts`, ``Network``, ``Mixed``, or
+            any :class:`~carnac_env.search.evaluators.Evaluator` (an object with
+            ``evaluate(leaves)``; docs/search.md).
+        selection: the selection below the root (:class:`UCT`, :class:`PUCT`, :class:`Gumbel`).
+        root_selection: the selection at the root (default: ``selection``). :class:`Gumbel`
+            must be the selection at both, with an evaluator that gives logits (not Playouts).
         trees: how many trees (roots) are searched together.
-        seed: seeds the trees' generators (UCT's untried order, playouts, root noise).
+        seed: seeds the trees' generators (UCT's untried order, playouts, root noise, and
+            the ``rng`` that evaluators receive with the leaves).
         dirichlet: ``(alpha, fraction)``: mix Dirichlet noise into every new root's priors
             (AlphaZero's self-play exploration), or None.
         lanes: simulations per tree evaluated in one network batch (with virtual losses
@@ -90,31 +92,33 @@ class Search:
         self,
         board: Board | str,
         evaluator: Evaluator,
-        rule: Rule,
+        selection: Selection,
         *,
-        root_rule: Rule | None = None,
+        root_selection: Selection | None = None,
         trees: int = 1,
         seed: int = 0,
         dirichlet: tuple[float, float] | None = None,
         lanes: int = 1,
     ) -> None:
         self.board = board if isinstance(board, Board) else make_board(board)
-        if not isinstance(evaluator, Playouts | Network | Mixed):
-            raise CarnacError(f"evaluator must be Playouts, Network or Mixed, got {type(evaluator).__name__}")
+        self._evaluator_parameters = check_evaluator(evaluator)
         self.evaluator = evaluator
-        self.rule = rule
-        self.root_rule = rule if root_rule is None else root_rule
-        for r in (self.rule, self.root_rule):
+        self.selection = selection
+        self.root_selection = selection if root_selection is None else root_selection
+        for r in (self.selection, self.root_selection):
             if not isinstance(r, UCT | PUCT | Gumbel):
-                raise CarnacError(f"a rule must be UCT, PUCT or Gumbel, got {type(r).__name__}")
-        if isinstance(self.rule, Gumbel) != isinstance(self.root_rule, Gumbel):
-            raise CarnacError("Gumbel's rules come as a pair: pass Gumbel(...) as the rule at the root and below")
-        if isinstance(self.rule, Gumbel) and isinstance(evaluator, Playouts):
-            raise CarnacError("the Gumbel rules need a network's logits; use Network or Mixed, or UCT/PUCT")
+                raise CarnacError(f"a selection must be UCT, PUCT or Gumbel, got {type(r).__name__}")
+        if isinstance(self.selection, Gumbel) != isinstance(self.root_selection, Gumbel):
+            raise CarnacError("Gumbel's selection comes as a pair: pass Gumbel(...) at the root and below")
+        if isinstance(self.selection, Gumbel) and not self._evaluator_parameters.batched:
+            raise CarnacError(
+                "the Gumbel selection needs an evaluator's logits; use Network, Mixed or an evaluate() "
+                "evaluator, or UCT/PUCT with Playouts"
+            )
         self.trees = _checks.whole("trees", trees, 1, 1 << 16)
         self.lanes = _checks.whole("lanes", lanes, 1, 256)
-        if self.lanes > 1 and isinstance(evaluator, Playouts):
-            raise CarnacError("lanes > 1 batch network calls; a playout search runs its simulations one by one")
+        if self.lanes > 1 and not self._evaluator_parameters.batched:
+            raise CarnacError("lanes > 1 batch evaluator calls; a playout search runs its simulations one by one")
         self.seed = _checks.seed(seed)
         if dirichlet is not None:
             alpha, fraction = dirichlet
@@ -123,17 +127,16 @@ class Search:
                 _checks.number("Dirichlet fraction", fraction, 0.0, 1.0),
             )
         self.dirichlet = dirichlet
-        code, c, fpu, value_scale, maxvisit_init = rule_parameters(self.rule)
-        root_code, root_c, root_fpu, _, _ = rule_parameters(self.root_rule)
-        self._rules = (root_code, root_c, root_fpu, code, c, fpu, value_scale, maxvisit_init)
+        self._selection = self.selection.parameters()
+        self._root_selection = self.root_selection.parameters()
         self.num_actions = self.board.num_actions
         self.max_depth = 2 * self.board.megaliths + 2
         self._new_trees(nodes=64, edges=64 * min(self.num_actions, 64))
         self.base, self._base_arrays = new_state(self.board, self.trees)
         self.scratch, self._scratch_arrays = new_state(self.board, self.trees * self.lanes)
         self.work, _ = new_state(self.board, self.trees)
-        for games in (self.base, self.scratch, self.work):
-            reset_all(games)
+        for kernel in (self.base, self.scratch, self.work):
+            reset_all(kernel)
         squares = self.board.squares
         slots = self.trees * self.lanes
         self._obs = np.zeros((slots, squares * NUM_PLANES), dtype=np.int8)
@@ -148,6 +151,7 @@ class Search:
         self._restrict: list[np.ndarray | None] = [None] * self.trees
         self._games: BatchGame | None = None
         self._noise_rng = np.random.default_rng(self.seed)
+        self._evaluator_rng = np.random.default_rng([self.seed, 1])  # for evaluate(); apart from the noise
         self.arrays.rng[:] = np.random.SeedSequence(self.seed).generate_state(self.trees, np.uint64)
         #: Simulations run by the last :meth:`run`, per tree.
         self.last_sims = np.zeros(self.trees, dtype=np.int64)
@@ -164,16 +168,11 @@ class Search:
         edges = max(edges, have_edges)
         if nodes == have_nodes and edges == have_edges:
             return
-        self._new_trees(
+        self.tree, self.arrays = grown(
+            old,
             max(nodes, 2 * have_nodes) if nodes > have_nodes else have_nodes,
             max(edges, 2 * have_edges) if edges > have_edges else have_edges,
         )
-        for name, value in old._asdict().items():
-            new = getattr(self.arrays, name)
-            if value.ndim == 2 and name not in ("depth", "leaf"):
-                new[:, : value.shape[1]] = value
-            else:
-                new[...] = value
 
     def _make_room(self, sims: int) -> None:
         """Room in every active tree for ``sims`` more simulations (compacting reused trees first)."""
@@ -192,10 +191,11 @@ class Search:
             self._grow(int(nodes_needed[live].max()), int(edges_needed[live].max()))
 
     # ------------------------------------------------------------------ roots
-    def set_roots(self, games: KernelState, slots: Sequence[int], reuse: bool = False) -> None:
-        """Search the games in ``slots`` of ``games`` (a KernelState on this board, e.g. a
-        :class:`~carnac_env.batch.BatchGame`'s): tree ``t`` gets slot ``slots[t]``; trees beyond
-        ``len(slots)`` are inactive. The games are copied; ``games`` may change afterwards.
+    def set_roots(self, kernel: KernelState, slots: Sequence[int], reuse: bool = False) -> None:
+        """Search the games in ``slots`` of ``kernel`` (a KernelState on this board, e.g. a
+        :attr:`BatchGame.kernel <carnac_env.batch.BatchGame.kernel>`): tree ``t`` gets slot
+        ``slots[t]``; trees beyond ``len(slots)`` are inactive. The games are copied; ``kernel``
+        may change afterwards.
 
         With ``reuse``, a tree whose previous search reached the new game within a few moves
         keeps that subtree and its statistics (tree reuse); otherwise it starts afresh.
@@ -203,19 +203,19 @@ class Search:
         slots = np.asarray(slots, dtype=np.int64)
         if slots.ndim != 1 or len(slots) > self.trees:
             raise CarnacError(f"slots must be a list of at most {self.trees} game slots, got shape {slots.shape}")
-        if reuse and isinstance(self.root_rule, Gumbel):
+        if reuse and isinstance(self.root_selection, Gumbel):
             raise CarnacError("tree reuse needs a UCT or PUCT root; Gumbel's root plan starts from a fresh root")
         self.active[:] = False
         for t, slot in enumerate(slots):
             t, slot = int(t), int(slot)
             node = -1
             if reuse and self.arrays.root[t] >= 0:
-                node = engine.find_position(self.tree, t, self.base, t, self.scratch, games, slot, 8)
-            copy_game(games, slot, self.base, t)
+                node = simulation.find_position(self.tree, t, self.base, t, self.scratch, kernel, slot, 8)
+            copy_game(kernel, slot, self.base, t)
             if node >= 0:
                 self.arrays.root[t] = node
             else:
-                engine.start_tree(self.tree, t, self.base, t)
+                simulation.start_tree(self.tree, t, self.base, t)
             self._restrict[t] = None
             self.active[t] = True
 
@@ -229,7 +229,7 @@ class Search:
             if state.is_over:
                 raise CarnacError("a search needs unfinished games; one of the roots is over")
             self._games.set_state(i, state)
-        self.set_roots(self._games._state, range(len(states)), reuse=reuse)
+        self.set_roots(self._games.kernel, range(len(states)), reuse=reuse)
 
     def restrict_root(self, t: int, actions: Sequence[int] | None) -> None:
         """Search only ``actions`` (legal ones, e.g. the best few by some ranking) at tree ``t``'s
@@ -245,9 +245,9 @@ class Search:
         self._restrict[t] = wanted
         a = self.arrays
         if a.count[t, a.root[t]] >= 0:
-            kept = engine.restrict_root(self.tree, t, wanted, len(wanted), self.num_actions)
+            kept = restrict_root_edges(self.tree, t, wanted, len(wanted), self.num_actions)
             if kept < len(wanted):  # the reused root lacked some: start afresh with the restriction
-                engine.start_tree(self.tree, t, self.base, t)
+                simulation.start_tree(self.tree, t, self.base, t)
 
     def expand_roots(self) -> None:
         """Expand the active trees' new roots (their edges, priors and value; root noise),
@@ -260,50 +260,50 @@ class Search:
         a = self.arrays
         logits = values = None
         order: dict[int, int] = {}
-        if self.evaluator.mode != engine.PLAYOUTS:
-            count = engine.write_roots(
+        if self._evaluator_parameters.batched:
+            count = simulation.write_roots(
                 self.tree, self.active, self.base, self._slots, self.scratch, self._obs, self._masks, self._waiting
             )
-            logits, values = self._forward(count)
+            logits, values = self._evaluate(count)
             order = {int(self._waiting[k, 0]): k for k in range(count)}
         for t in fresh:
             wanted = self._restrict[t]
             actions = self._legal(t) if wanted is None else wanted
             if t in order:
                 k = order[t]
-                engine.expand_root(self.tree, t, actions, len(actions), logits[k], float(values[k]), True)
+                simulation.expand_root(self.tree, t, actions, len(actions), logits[k], float(values[k]), True)
             else:
-                engine.expand_root(self.tree, t, actions, len(actions), self._no_logits, 0.0, False)
+                simulation.expand_root(self.tree, t, actions, len(actions), self._no_logits, 0.0, False)
             first, count = int(a.first[t, a.root[t]]), len(actions)
             if self.dirichlet is not None and count > 1:
                 alpha, fraction = self.dirichlet
                 eta = self._noise_rng.dirichlet([alpha] * count)
                 a.prior[t, first : first + count] = (1 - fraction) * a.prior[t, first : first + count] + fraction * eta
-            if isinstance(self.root_rule, Gumbel) and self.root_rule.noise:
+            if isinstance(self.root_selection, Gumbel) and self.root_selection.noise:
                 a.noise[t, first : first + count] = self._noise_rng.gumbel(size=count)
 
     def _legal(self, t: int) -> np.ndarray:
         count = legal_actions(self.base, t, self._buffer)
         return self._buffer[:count].copy()
 
-    def _forward(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+    def _evaluate(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The evaluator's logits and values of the ``count`` leaves waiting in the scratch slots
+        (as :attr:`_waiting` lists them): the search's one call of ``evaluate``."""
         if count == 0:
             return np.zeros((0, self.num_actions), np.float32), np.zeros(0, np.float32)
         b = self.board
-        obs = self._obs[:count].reshape(count, b.rows, b.cols, NUM_PLANES)
-        net = self.evaluator.net
-        if getattr(net, "reads_rules", False):  # a rules-conditioned network reads the board's rules
-            logits, values = net.forward(obs, supply_scale=b.megaliths, board=b)
-        else:
-            logits, values = net.forward(obs, supply_scale=b.megaliths)
-        logits = np.ascontiguousarray(logits, dtype=np.float32)
-        values = np.ascontiguousarray(values, dtype=np.float32)
-        if logits.shape != (count, self.num_actions) or values.shape != (count,):
-            raise CarnacError(
-                f"the network gave logits {logits.shape} and values {values.shape} for {count} positions; "
-                f"expected ({count}, {self.num_actions}) and ({count},)"
-            )
-        return logits, values
+        waiting = self._waiting[:count]
+        leaves = Leaves(
+            board=b,
+            observations=self._obs[:count].reshape(count, b.rows, b.cols, NUM_PLANES),
+            masks=self._masks[:count],
+            kernel=self.scratch,
+            slots=waiting[:, 0].astype(np.int64) * self.lanes + waiting[:, 1],
+            rng=self._evaluator_rng,
+            arrays=self._scratch_arrays,
+        )
+        logits, values = self.evaluator.evaluate(leaves)
+        return as_array("logits", logits, (count, self.num_actions)), as_array("values", values, (count,))
 
     # ------------------------------------------------------------------ running
     def run(self, sims: int, seconds: float = 0.0) -> int:
@@ -322,9 +322,9 @@ class Search:
         if sims == 0:
             return 0
         self._make_room(sims)
-        if self.evaluator.mode == engine.PLAYOUTS:
+        if not self._evaluator_parameters.batched:
             for t in np.flatnonzero(self.active):
-                done = engine.run_playouts(
+                done = simulation.run_playouts(
                     self.tree,
                     int(t),
                     self.base,
@@ -332,54 +332,61 @@ class Search:
                     self.scratch,
                     self.work,
                     sims,
-                    self._rules,
-                    self.evaluator.playouts,
+                    self._root_selection,
+                    self._selection,
+                    self._evaluator_parameters,
                     int(self._room[t]),
                     self._buffer,
                 )
                 self.last_sims[t] = done
             return sims
         plans = self._schedules(sims)
-        e = self.evaluator
         self._done[:] = 0
         while (self._done[self.active] < sims).any():
-            count = engine.select_round(
+            count = simulation.select_round(
                 self.tree,
                 self.active,
                 self.base,
                 self._slots,
                 self.scratch,
                 self.work,
-                self._rules,
+                self._root_selection,
+                self._selection,
                 plans,
                 self._done,
                 sims,
-                e.mode,
-                e.playouts,
+                self._evaluator_parameters,
                 self._obs,
                 self._masks,
                 self._waiting,
                 self._buffer,
             )
             if count:
-                logits, values = self._forward(count)
-                engine.expand_round(
-                    self.tree, self.scratch, count, self._waiting, logits, values, e.mode, float(e.weight), self._buffer
+                logits, values = self._evaluate(count)
+                simulation.expand_round(
+                    self.tree,
+                    self.scratch,
+                    count,
+                    self._waiting,
+                    logits,
+                    values,
+                    self._evaluator_parameters,
+                    self._buffer,
                 )
         self.last_sims[self.active] = sims
         return sims
 
     def _run_for(self, seconds: float) -> int:
         """Playout simulations in chunks until ``seconds`` have passed (not reproducible)."""
-        if self.evaluator.mode != engine.PLAYOUTS:
-            raise CarnacError("a time budget needs a playout evaluator; give network searches a number of sims")
+        if self._evaluator_parameters.batched:
+            raise CarnacError("a time budget needs the Playouts evaluator; give other searches a number of sims")
         deadline = time.perf_counter() + seconds
         chunk = 64
         done = 0
         while True:
             self._make_room(chunk)
             for t in np.flatnonzero(self.active):
-                engine.run_playouts(
+                simulation.run_playouts(
                     self.tree,
                     int(t),
                     self.base,
@@ -387,8 +394,9 @@ class Search:
                     self.scratch,
                     self.work,
                     chunk,
-                    self._rules,
-                    self.evaluator.playouts,
+                    self._root_selection,
+                    self._selection,
+                    self._evaluator_parameters,
                     int(self._room[t]),
                     self._buffer,
                 )
@@ -401,12 +409,12 @@ class Search:
     def _schedules(self, sims: int) -> np.ndarray:
         """Each tree's sequential-halving plan (Gumbel's root), else zeros (unused)."""
         plans = np.zeros((self.trees, sims), dtype=np.int32)
-        if not isinstance(self.root_rule, Gumbel):
+        if not isinstance(self.root_selection, Gumbel):
             return plans
         a = self.arrays
         for t in np.flatnonzero(self.active):
             count = int(a.count[t, a.root[t]])
-            plans[t] = halving_schedule(min(self.root_rule.considered, count), sims)
+            plans[t] = halving_schedule(min(self.root_selection.considered, count), sims)
         return plans
 
     # ------------------------------------------------------------------ results
@@ -434,9 +442,9 @@ class Search:
     def gumbel_action(self, t: int = 0) -> int:
         """Gumbel's choice: among the most visited root actions, the best by
         ``noise + logit + sigma(completed q)`` (ties: the lower action number)."""
-        rule = self.root_rule
+        rule = self.root_selection
         if not isinstance(rule, Gumbel):
-            raise CarnacError("gumbel_action needs a search with the Gumbel rules")
+            raise CarnacError("gumbel_action needs a search with the Gumbel selection")
         a = self.arrays
         root = int(a.root[t])
         first, count = int(a.first[t, root]), int(a.count[t, root])
@@ -450,15 +458,16 @@ class Search:
 
     def policy(self, t: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """``(actions, probabilities)`` of the root: Gumbel's improved policy
-        ``softmax(logit + sigma(completed q))`` with the Gumbel rules, else the visit counts'
+        ``softmax(logit + sigma(completed q))`` with the Gumbel selection, else the visit counts'
         distribution (the priors if nothing was visited). Sorted by action number."""
         a = self.arrays
         root = int(a.root[t])
         first, count = int(a.first[t, root]), int(a.count[t, root])
         actions = a.action[t, first : first + count].copy()
-        if isinstance(self.root_rule, Gumbel):
+        if isinstance(self.root_selection, Gumbel):
             probs = np.zeros(count, np.float64)
-            improved_policy(self.tree, t, root, self.root_rule.value_scale, self.root_rule.maxvisit_init, probs)
+            g = self.root_selection
+            improved_policy(self.tree, t, root, g.value_scale, g.maxvisit_init, probs)
         else:
             visits = a.n[t, first : first + count].astype(np.float64)
             probs = visits / visits.sum() if visits.sum() > 0 else a.prior[t, first : first + count].astype(np.float64)

@@ -1,29 +1,30 @@
-"""A batch of search trees as arrays (mctx's shape), and the one backup rule.
+"""A batch of search trees as arrays (mctx's shape), its fields declared once, and the one backup rule.
 
 A :class:`Tree` holds ``T`` trees side by side; tree ``t`` uses row ``t`` of every array.
+:data:`FIELDS` declares every field once (name, shape kind, type, fresh value, meaning); the
+structref, the :class:`TreeArrays` view that Python reads, the allocation (:func:`new_tree`,
+:func:`grown`), the reset of a new node or edge (:func:`add_node`, :func:`add_edges`), the
+exchange of two edges (:func:`swap_edges`) and the compaction (:func:`compact`) are all made
+from it, so a field is added in one place. The kinds:
 
-* **Nodes** ``(T, nodes)``: the player to act (``player``; -1 once the game is over), the
-  game's winner once it is over (``winner``; :data:`~carnac_env.search.games.NOT_OVER`
-  before), the evaluator's value for ``player`` (``value``), how many simulations passed
-  through (``visits``), and where its edges are: ``first`` and ``count`` (-1 until the node
-  is *expanded*), ``tried`` (edges ``first .. first+tried`` have been followed; UCT's
-  untried-first order).
-* **Edges** ``(T, edges)``, one per legal action of an expanded node, allocated together:
-  the ``action`` number, the ``prior`` (possibly with root noise), the network's ``logit``,
-  a root ``noise`` term (Gumbel), the visit count ``n``, the total value ``w`` **for the
-  player who chooses the edge** (its node's ``player``), and the ``child`` node (-1 until
-  visited).
-* Per tree: the ``root`` node, the numbers of nodes and edges in use, a SplitMix64 state
-  ``rng``, and per *lane* (a simulation in flight; several when a search evaluates several
-  leaves of one tree per network batch) its ``path`` (node and edge at each depth) and ``leaf``.
+* **node** ``(T, nodes)``: one entry per position in the tree;
+* **edge** ``(T, edges)``: one per legal action of an expanded node, a node's edges together;
+* **tree** ``(T,)``, **lane** ``(T, lanes)`` and **path** ``(T, lanes, max_depth)``: per tree,
+  and per *lane* (a simulation in flight; several when a search evaluates several leaves of one
+  tree per batch).
 
-A node whose leaf evaluation is pending has ``count == WAITING`` (-2). While lanes are in
+A node whose leaf evaluation is pending has ``count == PENDING`` (-2). While lanes are in
 flight, each edge on their paths holds a *virtual loss*: one visit and a loss (``-VIRTUAL_LOSS``
 for its chooser) that steer the other lanes elsewhere, and that :func:`backup` replaces by the
 real value.
 
 No position is stored: a node's game is its root's game with the path's actions replayed
-(:mod:`carnac_env.search.games`).
+(:mod:`carnac_env.search.simulation`).
+
+**Edge order.** A node's edges ``first .. first + tried`` are those followed so far. UCT draws
+its next untried edge at random and swaps it to position ``tried`` (:func:`swap_edges`, all
+fields at once), and :func:`restrict_root_edges` keeps that order (the visited edges first);
+ties between equal scores go to the earlier edge.
 
 **Turn order.** In Carnac the same player may act twice in a row (the tilter places next;
 after a decline the placer places again). :func:`backup` is the only code that takes sides:
@@ -33,89 +34,98 @@ chooser is that player and ``-value`` otherwise. Nothing assumes that turns alte
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, types
+from numba import literal_unroll, njit, types
 from numba.experimental import structref
 
-from carnac_env.search.games import NOT_OVER
+from carnac_env.batch.rules import NOT_OVER
+
+__all__ = ["FIELDS", "PENDING", "VIRTUAL_LOSS", "Tree", "TreeArrays", "TreeField", "grown", "new_tree"]
 
 _JIT = {"cache": True, "nogil": True}
 
-#: The fields of a :class:`Tree`, in order (see the module docstring).
-FIELDS = (
-    "player",
-    "winner",
-    "value",
-    "visits",
-    "first",
-    "count",
-    "tried",
-    "action",
-    "prior",
-    "logit",
-    "noise",
-    "n",
-    "w",
-    "child",
-    "root",
-    "size",
-    "used",
-    "rng",
-    "path_node",
-    "path_edge",
-    "depth",
-    "leaf",
+
+class TreeField(NamedTuple):
+    """One field of :class:`Tree`.
+
+    Attributes:
+        name: the field's name (the same in the structref and in :class:`TreeArrays`).
+        kind: its shape: ``"node"``, ``"edge"``, ``"tree"``, ``"lane"`` or ``"path"`` (see the
+            module docstring).
+        dtype: its numpy type.
+        fresh: the value of a new node's or edge's entry (:func:`add_node`, :func:`add_edges`:
+            those they are given overwrite it), and of a new tree's per-tree, per-lane and path
+            arrays.
+        doc: what it holds.
+    """
+
+    name: str
+    kind: str
+    dtype: type
+    fresh: Any
+    doc: str
+
+
+#: The fields of a :class:`Tree`, in order.
+FIELDS: tuple[TreeField, ...] = (
+    TreeField("player", "node", np.int8, 0, "the player to act (-1 once the game is over)"),
+    TreeField("winner", "node", np.int8, NOT_OVER, "the winner once the game is over, else ``NOT_OVER``"),
+    TreeField("value", "node", np.float32, 0.0, "the evaluator's value for ``player``"),
+    TreeField("visits", "node", np.int32, 0, "simulations through the node"),
+    TreeField("first", "node", np.int64, 0, "its first edge"),
+    TreeField("count", "node", np.int32, -1, "its number of edges; -1 until expanded, ``PENDING`` while evaluated"),
+    TreeField("tried", "node", np.int32, 0, "edges ``first .. first + tried`` have been followed"),
+    TreeField("action", "edge", np.int32, 0, "the action number"),
+    TreeField("prior", "edge", np.float32, 0.0, "the prior (possibly with root noise)"),
+    TreeField("logit", "edge", np.float32, 0.0, "the evaluator's logit"),
+    TreeField("noise", "edge", np.float32, 0.0, "a root noise term (Gumbel)"),
+    TreeField("n", "edge", np.int32, 0, "the visit count"),
+    TreeField("w", "edge", np.float64, 0.0, "the total value for the player who chooses the edge (its node's player)"),
+    TreeField("child", "edge", np.int32, -1, "the child node, -1 until visited"),
+    TreeField("root", "tree", np.int32, -1, "the root node (-1: none)"),
+    TreeField("size", "tree", np.int32, 0, "nodes in use"),
+    TreeField("used", "tree", np.int64, 0, "edges in use"),
+    TreeField("rng", "tree", np.uint64, 0, "a SplitMix64 state (:mod:`carnac_env.batch.rng`): UCT's untried order"),
+    TreeField("path_node", "path", np.int32, 0, "each lane's path: the node at each depth"),
+    TreeField("path_edge", "path", np.int64, 0, "each lane's path: the edge at each depth"),
+    TreeField("depth", "lane", np.int32, 0, "each lane's path length"),
+    TreeField("leaf", "lane", np.int32, -1, "the node each lane's simulation stopped at (-1: none)"),
 )
+FIELD_NAMES = tuple(f.name for f in FIELDS)
+NODE_FIELDS = tuple(f for f in FIELDS if f.kind == "node")
+EDGE_FIELDS = tuple(f for f in FIELDS if f.kind == "edge")
 
-
-class TreeArrays(NamedTuple):
-    """The numpy arrays behind a :class:`Tree` (the same memory), for Python code."""
-
-    player: np.ndarray  # (T, nodes) int8
-    winner: np.ndarray  # (T, nodes) int8
-    value: np.ndarray  # (T, nodes) float32
-    visits: np.ndarray  # (T, nodes) int32
-    first: np.ndarray  # (T, nodes) int64
-    count: np.ndarray  # (T, nodes) int32, -1 unexpanded
-    tried: np.ndarray  # (T, nodes) int32
-    action: np.ndarray  # (T, edges) int32
-    prior: np.ndarray  # (T, edges) float32
-    logit: np.ndarray  # (T, edges) float32
-    noise: np.ndarray  # (T, edges) float32
-    n: np.ndarray  # (T, edges) int32
-    w: np.ndarray  # (T, edges) float64
-    child: np.ndarray  # (T, edges) int32
-    root: np.ndarray  # (T,) int32
-    size: np.ndarray  # (T,) int32, nodes in use
-    used: np.ndarray  # (T,) int64, edges in use
-    rng: np.ndarray  # (T,) uint64
-    path_node: np.ndarray  # (T, lanes, depth) int32
-    path_edge: np.ndarray  # (T, lanes, depth) int64
-    depth: np.ndarray  # (T, lanes) int32
-    leaf: np.ndarray  # (T, lanes) int32, the node each lane's simulation stopped at (-1: none)
+#: The numpy arrays behind a :class:`Tree`, for Python code: the same memory, one attribute per
+#: field of :data:`FIELDS`.
+TreeArrays = NamedTuple("TreeArrays", [(f.name, np.ndarray) for f in FIELDS])  # type: ignore[misc]
+TreeArrays.__doc__ = "The numpy arrays behind a :class:`Tree` (the same memory).\n\nAttributes:\n" + "".join(
+    f"    {f.name}: ({f.kind}, {np.dtype(f.dtype).name}) {f.doc}.\n" for f in FIELDS
+)
 
 
 @structref.register
 class TreeType(types.StructRef):
     """The numba type of :class:`Tree`."""
 
-    def preprocess_fields(self, fields):
+    def preprocess_fields(self, fields: Any) -> tuple:
         return tuple((name, types.unliteral(kind)) for name, kind in fields)
 
 
 class Tree(structref.StructRefProxy):
     """``T`` search trees in arrays: the one object the compiled search functions take.
 
-    Build one with :func:`new_tree`, which also returns the :class:`TreeArrays` view.
+    Its fields are those of :data:`FIELDS`, plus ``nodes`` and ``edges``: the node and edge
+    fields again, as tuples of ``(array, fresh value)`` for the loops over every field. Build
+    one with :func:`new_tree`, which also returns the :class:`TreeArrays` view.
     """
 
     def __new__(cls, *fields: object) -> Tree:
         return _make_tree(*fields)
 
 
-structref.define_constructor(Tree, TreeType, list(FIELDS))
+structref.define_constructor(Tree, TreeType, [*FIELD_NAMES, "nodes", "edges"])
 structref.define_boxing(TreeType, Tree)
 
 
@@ -125,9 +135,29 @@ def _make_tree(*fields):  # pragma: no cover - compiled (cached, unlike define_p
 
 
 #: ``count`` of a node whose evaluation is pending (unexpanded is -1).
-WAITING = -2
+PENDING = -2
 #: The loss an edge holds for each lane in flight through it.
 VIRTUAL_LOSS = 1.0
+
+
+def _shape(kind: str, trees: int, nodes: int, edges: int, max_depth: int, lanes: int) -> tuple[int, ...]:
+    return {
+        "node": (trees, nodes),
+        "edge": (trees, edges),
+        "tree": (trees,),
+        "lane": (trees, lanes),
+        "path": (trees, lanes, max_depth),
+    }[kind]
+
+
+def _tree_of(arrays: TreeArrays) -> Tree:
+    """The :class:`Tree` over ``arrays`` (no copy)."""
+    by_name = arrays._asdict()
+
+    def pairs(fields: tuple[TreeField, ...]) -> tuple:
+        return tuple((by_name[f.name], np.dtype(f.dtype).type(f.fresh)) for f in fields)
+
+    return Tree(*arrays, pairs(NODE_FIELDS), pairs(EDGE_FIELDS))
 
 
 def new_tree(trees: int, nodes: int, edges: int, max_depth: int, lanes: int = 1) -> tuple[Tree, TreeArrays]:
@@ -135,31 +165,32 @@ def new_tree(trees: int, nodes: int, edges: int, max_depth: int, lanes: int = 1)
     up to ``max_depth`` moves (a whole game: twice the megaliths, plus one) and ``lanes``
     simulations in flight per tree."""
     t = int(trees)
-    arrays = TreeArrays(
-        player=np.zeros((t, nodes), np.int8),
-        winner=np.zeros((t, nodes), np.int8),
-        value=np.zeros((t, nodes), np.float32),
-        visits=np.zeros((t, nodes), np.int32),
-        first=np.zeros((t, nodes), np.int64),
-        count=np.zeros((t, nodes), np.int32),
-        tried=np.zeros((t, nodes), np.int32),
-        action=np.zeros((t, edges), np.int32),
-        prior=np.zeros((t, edges), np.float32),
-        logit=np.zeros((t, edges), np.float32),
-        noise=np.zeros((t, edges), np.float32),
-        n=np.zeros((t, edges), np.int32),
-        w=np.zeros((t, edges), np.float64),
-        child=np.zeros((t, edges), np.int32),
-        root=np.full(t, -1, np.int32),
-        size=np.zeros(t, np.int32),
-        used=np.zeros(t, np.int64),
-        rng=np.zeros(t, np.uint64),
-        path_node=np.zeros((t, lanes, max_depth), np.int32),
-        path_edge=np.zeros((t, lanes, max_depth), np.int64),
-        depth=np.zeros((t, lanes), np.int32),
-        leaf=np.full((t, lanes), -1, np.int32),
-    )
-    return Tree(*arrays), arrays
+    arrays = TreeArrays(*(_allocate(f, _shape(f.kind, t, nodes, edges, max_depth, lanes)) for f in FIELDS))
+    return _tree_of(arrays), arrays
+
+
+def _allocate(field: TreeField, shape: tuple[int, ...]) -> np.ndarray:
+    """A new tree's array for ``field``: zeros for the node and edge arrays (the operating system
+    hands out zeroed memory untouched, so room costs nothing until it is used, and
+    :func:`add_node` and :func:`add_edges` write the fresh values), the fresh value elsewhere."""
+    if field.kind in ("node", "edge"):
+        return np.zeros(shape, dtype=field.dtype)
+    return np.full(shape, field.fresh, dtype=field.dtype)
+
+
+def grown(arrays: TreeArrays, nodes: int, edges: int) -> tuple[Tree, TreeArrays]:
+    """New trees with room for ``nodes`` nodes and ``edges`` edges each (at least as many as
+    ``arrays`` have), holding the same trees: the node and edge arrays copied into the front of
+    the larger ones, the others as they are."""
+    trees, lanes, max_depth = arrays.path_node.shape
+    tree, bigger = new_tree(trees, nodes, edges, max_depth, lanes)
+    for f in FIELDS:
+        old, new = getattr(arrays, f.name), getattr(bigger, f.name)
+        if f.kind in ("node", "edge"):
+            new[:, : old.shape[1]] = old
+        else:
+            new[...] = old
+    return tree, bigger
 
 
 # ----------------------------------------------------------------------------- nodes, edges
@@ -177,44 +208,42 @@ def clear(tree, t):  # pragma: no cover - compiled
 @njit(**_JIT)
 def add_node(tree, t, player, winner):  # pragma: no cover - compiled
     """A new unexpanded node in tree ``t`` for a position where ``player`` acts (-1 and its
-    ``winner`` once the game is over); its index. The caller made room (:func:`room`)."""
+    ``winner`` once the game is over), every other field fresh; its index. The caller made room."""
     node = tree.size[t]
     tree.size[t] = node + 1
+    for pair in literal_unroll(tree.nodes):
+        array = pair[0]
+        array[t, node] = pair[1]
     tree.player[t, node] = player
     tree.winner[t, node] = winner
-    tree.value[t, node] = 0.0
-    tree.visits[t, node] = 0
-    tree.first[t, node] = 0
-    tree.count[t, node] = -1
-    tree.tried[t, node] = 0
     return node
 
 
 @njit(**_JIT)
 def add_edges(tree, t, node, actions, count):  # pragma: no cover - compiled
-    """Expand ``node``: one edge per action of ``actions[:count]``, uniform priors, nothing
-    visited. Returns the index of the first edge."""
+    """Expand ``node``: one edge per action of ``actions[:count]``, uniform priors, every other
+    field fresh (nothing visited). Returns the index of the first edge."""
     first = tree.used[t]
     tree.used[t] = first + count
     tree.first[t, node] = first
     tree.count[t, node] = count
     tree.tried[t, node] = 0
+    for pair in literal_unroll(tree.edges):
+        array = pair[0]
+        fresh = pair[1]
+        for k in range(count):
+            array[t, first + k] = fresh
     uniform = 1.0 / count
     for k in range(count):
         e = first + k
         tree.action[t, e] = actions[k]
         tree.prior[t, e] = uniform
-        tree.logit[t, e] = 0.0
-        tree.noise[t, e] = 0.0
-        tree.n[t, e] = 0
-        tree.w[t, e] = 0.0
-        tree.child[t, e] = -1
     return first
 
 
 @njit(**_JIT)
 def set_priors_from_logits(tree, t, node, logits):  # pragma: no cover - compiled
-    """Give ``node``'s edges the network's logits (``logits`` indexed by action number) and
+    """Give ``node``'s edges the evaluator's logits (``logits`` indexed by action number) and
     their softmax over the node's actions as priors."""
     first = tree.first[t, node]
     count = tree.count[t, node]
@@ -235,16 +264,46 @@ def set_priors_from_logits(tree, t, node, logits):  # pragma: no cover - compile
 
 @njit(**_JIT)
 def swap_edges(tree, t, a, b):  # pragma: no cover - compiled
-    """Exchange edges ``a`` and ``b`` of tree ``t`` (all their fields)."""
+    """Exchange edges ``a`` and ``b`` of tree ``t`` (every edge field)."""
     if a == b:
         return
-    tree.action[t, a], tree.action[t, b] = tree.action[t, b], tree.action[t, a]
-    tree.prior[t, a], tree.prior[t, b] = tree.prior[t, b], tree.prior[t, a]
-    tree.logit[t, a], tree.logit[t, b] = tree.logit[t, b], tree.logit[t, a]
-    tree.noise[t, a], tree.noise[t, b] = tree.noise[t, b], tree.noise[t, a]
-    tree.n[t, a], tree.n[t, b] = tree.n[t, b], tree.n[t, a]
-    tree.w[t, a], tree.w[t, b] = tree.w[t, b], tree.w[t, a]
-    tree.child[t, a], tree.child[t, b] = tree.child[t, b], tree.child[t, a]
+    for pair in literal_unroll(tree.edges):
+        array = pair[0]
+        array[t, a], array[t, b] = array[t, b], array[t, a]
+
+
+@njit(**_JIT)
+def restrict_root_edges(tree, t, wanted, count, num_actions):  # pragma: no cover - compiled
+    """Keep only the root edges of tree ``t`` whose actions are in ``wanted[:count]`` (the
+    visited ones first, keeping the tried-first order of the module docstring), renormalising
+    their priors; the others' subtrees become unreachable. Returns how many edges were kept."""
+    root = tree.root[t]
+    first = tree.first[t, root]
+    total = tree.count[t, root]
+    mark = np.zeros(num_actions, np.bool_)
+    for k in range(count):
+        mark[wanted[k]] = True
+    kept = 0
+    tried = 0
+    for visited in (True, False):
+        for k in range(kept, total):
+            e = first + k
+            if mark[tree.action[t, e]] and (tree.n[t, e] > 0) == visited:
+                swap_edges(tree, t, first + kept, e)
+                kept += 1
+        if visited:
+            tried = kept
+    visits = 0
+    mass = 0.0
+    for k in range(kept):
+        visits += tree.n[t, first + k]
+        mass += tree.prior[t, first + k]
+    for k in range(kept):
+        tree.prior[t, first + k] = tree.prior[t, first + k] / mass if mass > 0 else 1.0 / kept
+    tree.count[t, root] = kept
+    tree.tried[t, root] = tried
+    tree.visits[t, root] = visits
+    return kept
 
 
 # ----------------------------------------------------------------------------- the backup
@@ -323,6 +382,19 @@ def root_table(tree, t, actions, visits, values, priors, logits):  # pragma: no 
 
 # ----------------------------------------------------------------------------- reuse
 @njit(**_JIT)
+def _gather(fields, t, order, count):  # pragma: no cover - compiled
+    """Row ``t`` of every array of ``fields`` (``(array, fresh)`` pairs): entries
+    ``order[:count]`` moved to the front, in that order."""
+    for pair in literal_unroll(fields):
+        array = pair[0]
+        moved = np.empty(count, array.dtype)
+        for k in range(count):
+            moved[k] = array[t, order[k]]
+        for k in range(count):
+            array[t, k] = moved[k]
+
+
+@njit(**_JIT)
 def compact(tree, t):  # pragma: no cover - compiled
     """Move tree ``t``'s root and every node below it to the front of its arrays (breadth
     first, edges of a node kept together), dropping what is no longer reachable; the
@@ -349,65 +421,27 @@ def compact(tree, t):  # pragma: no cover - compiled
                 new_of[child] = kept
                 old_of[kept] = child
                 kept += 1
-    # copy the kept nodes and their edges into fresh arrays, then back
-    player = np.empty(kept, np.int8)
-    winner = np.empty(kept, np.int8)
-    value = np.empty(kept, np.float32)
-    visits = np.empty(kept, np.int32)
-    count_ = np.empty(kept, np.int32)
-    tried = np.empty(kept, np.int32)
-    first_ = np.empty(kept, np.int64)
+    # the kept nodes' edges, node by node in the new order, and each node's new first edge
     edges = 0
     for j in range(kept):
-        c = tree.count[t, old_of[j]]
-        if c > 0:
-            edges += c
-    action = np.empty(edges, np.int32)
-    prior = np.empty(edges, np.float32)
-    logit = np.empty(edges, np.float32)
-    noise = np.empty(edges, np.float32)
-    n = np.empty(edges, np.int32)
-    w = np.empty(edges, np.float64)
-    child_ = np.empty(edges, np.int32)
+        edges += max(tree.count[t, old_of[j]], 0)
+    edge_of = np.empty(edges, np.int64)  # new edge index -> old edge index
+    first_ = np.empty(kept, np.int64)
     e_new = 0
     for j in range(kept):
         old = old_of[j]
-        player[j] = tree.player[t, old]
-        winner[j] = tree.winner[t, old]
-        value[j] = tree.value[t, old]
-        visits[j] = tree.visits[t, old]
-        count_[j] = tree.count[t, old]
-        tried[j] = tree.tried[t, old]
         first_[j] = e_new
-        c = tree.count[t, old]
         f = tree.first[t, old]
-        for k in range(max(c, 0)):
-            e = f + k
-            action[e_new] = tree.action[t, e]
-            prior[e_new] = tree.prior[t, e]
-            logit[e_new] = tree.logit[t, e]
-            noise[e_new] = tree.noise[t, e]
-            n[e_new] = tree.n[t, e]
-            w[e_new] = tree.w[t, e]
-            old_child = tree.child[t, e]
-            child_[e_new] = new_of[old_child] if old_child >= 0 else -1
+        for k in range(max(tree.count[t, old], 0)):
+            edge_of[e_new] = f + k
             e_new += 1
+    _gather(tree.nodes, t, old_of, kept)
+    _gather(tree.edges, t, edge_of, edges)
     for j in range(kept):
-        tree.player[t, j] = player[j]
-        tree.winner[t, j] = winner[j]
-        tree.value[t, j] = value[j]
-        tree.visits[t, j] = visits[j]
-        tree.count[t, j] = count_[j]
-        tree.tried[t, j] = tried[j]
         tree.first[t, j] = first_[j]
     for e in range(edges):
-        tree.action[t, e] = action[e]
-        tree.prior[t, e] = prior[e]
-        tree.logit[t, e] = logit[e]
-        tree.noise[t, e] = noise[e]
-        tree.n[t, e] = n[e]
-        tree.w[t, e] = w[e]
-        tree.child[t, e] = child_[e]
+        old_child = tree.child[t, e]
+        tree.child[t, e] = new_of[old_child] if old_child >= 0 else -1
     tree.root[t] = 0
     tree.size[t] = kept
     tree.used[t] = edges
@@ -415,9 +449,3 @@ def compact(tree, t):  # pragma: no cover - compiled
         tree.leaf[t, lane] = -1
         tree.depth[t, lane] = 0
     return kept
-
-
-@njit(**_JIT)
-def is_terminal(tree, t, node):  # pragma: no cover - compiled
-    """Whether ``node`` is a finished game."""
-    return tree.winner[t, node] != NOT_OVER

@@ -27,12 +27,13 @@ from carnac_env.agents import make
 from carnac_env.agents.az import AZAgent
 from carnac_env.arena.openings import random_opening
 from carnac_env.batch import BatchGame
+from carnac_env.batch.playouts import playout_value
+from carnac_env.batch.rng import seed_state
 from carnac_env.batch.state import new_state
 from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.models import cached, model_path
-from carnac_env.search.games import playout_value, seed_state
 
 
 def diagnose(
@@ -62,7 +63,7 @@ def diagnose(
             obs = observation_planes(state, state.to_act)[None]
             _, value = net.forward(obs, supply_scale=b.megaliths)
             engine.set_state(0, state)
-            mean, x = playout_value(engine._state, 0, work, 0, playouts, x)
+            mean, x = playout_value(engine.kernel, 0, work, 0, playouts, x)
             x = np.uint64(x)
             positions.append((float(value[0]), state.to_act, state.placed / b.megaliths, float(mean)))
             state.apply(agent.choose(state))

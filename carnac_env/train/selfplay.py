@@ -51,6 +51,8 @@ import numpy as np
 
 from carnac_env.agents.greedy import engine_action_values
 from carnac_env.batch import BatchGame
+from carnac_env.batch.playouts import playout_value
+from carnac_env.batch.rng import seed_state
 from carnac_env.batch.state import new_state
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.observation import OPPONENT, OWN
@@ -58,7 +60,6 @@ from carnac_env.core.scoring import dolmen_sizes
 from carnac_env.errors import CarnacError
 from carnac_env.models import PolicyValueNet
 from carnac_env.search import PUCT, Gumbel, Network, Search
-from carnac_env.search.games import playout_value, seed_state
 
 #: Ownership target values.
 OWNED, OPPOSED, UNCOVERED = 0, 1, 2
@@ -222,7 +223,7 @@ class _Playouts:
         out = np.zeros(len(envs), dtype=np.float32)
         if self.count:
             for k, i in enumerate(envs):
-                out[k], state = playout_value(engine._state, int(i), self.work, 0, self.count, self.state)
+                out[k], state = playout_value(engine.kernel, int(i), self.work, 0, self.count, self.state)
                 self.state = np.uint64(state)
         return out
 
@@ -286,7 +287,7 @@ def selfplay_games(
     )
 
     def choose(engine: BatchGame, envs: np.ndarray, moves: np.ndarray):
-        search.set_roots(engine._state, envs)
+        search.set_roots(engine.kernel, envs)
         search.run(shard.sims)
         targets = np.zeros((len(envs), num_actions), dtype=np.float32)
         actions = np.zeros(len(envs), dtype=np.int64)

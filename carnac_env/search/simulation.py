@@ -2,18 +2,23 @@
 
 One *round* runs up to ``lanes`` simulations in every active tree (:func:`select_round`): for
 each, the root's game is copied into the lane's scratch slot (``tree * lanes + lane``), the
-selection rule walks down the expanded tree, playing each edge's action with the kernel's
-rules, until it reaches a new node, a finished game or (with playout evaluators) a node seen
-once before, which is then expanded and the walk goes on. With several lanes, each walk leaves
-a virtual loss on its path (:mod:`carnac_env.search.tree`) so that the next walks of the same
-tree go elsewhere; a walk that reaches a leaf already waiting in this round is taken back and
-ends the tree's round. What happens at the leaf depends on the evaluator's *mode*:
+selection (:func:`~carnac_env.search.selection.select_edge`) walks down the expanded tree,
+playing each edge's action with the batched rules (:mod:`carnac_env.batch.rules`), until it
+reaches a new node, a finished game or (with compiled playouts alone) a node seen once before,
+which is then expanded and the walk goes on. With several lanes, each walk leaves a virtual
+loss on its path (:mod:`carnac_env.search.tree`) so that the next walks of the same tree go
+elsewhere; a walk that reaches a leaf already waiting in this round is taken back and ends the
+tree's round. What happens at the leaf depends on the evaluator's
+:class:`~carnac_env.search.evaluators.EvaluatorParameters`:
 
-* ``PLAYOUTS``: compiled random playouts value it at once, and the value is backed up;
-* ``NETWORK``: its observation and legal mask are written to the round's batch, and the
-  network's logits and value come back in :func:`expand_round`, which expands it and backs
-  the value up;
-* ``MIXED``: both; the backed-up value is ``(1 - weight) * network + weight * playouts``.
+* ``playouts`` > 0: compiled random playouts value it at once
+  (:func:`~carnac_env.batch.playouts.playout_value`);
+* not ``batched`` (:class:`~carnac_env.search.Playouts`): that value is backed up at once, and
+  the scratch slot is played unobserved (its views are never read);
+* ``batched`` (any evaluator with ``evaluate``): the leaf waits; its observation and legal mask
+  are written to the round's batch, the search calls the evaluator's ``evaluate`` between
+  rounds, and :func:`expand_round` expands the leaf with the logits and backs the value up
+  (mixed with the playouts' as ``(1 - weight) * evaluated + weight * playouts`` when both).
 
 A finished game is scored by the rules and backed up at once, without an evaluation.
 
@@ -23,75 +28,73 @@ leaves' games, so the expansion reads their legal actions there.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
+from carnac_env.batch import playouts as _playouts
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import views as _views
-from carnac_env.search import games
-from carnac_env.search.games import NOT_OVER
-from carnac_env.search.rules import select_edge
+from carnac_env.batch.rules import NOT_OVER
+from carnac_env.search.selection import select_edge
 from carnac_env.search.tree import (
-    WAITING as PENDING,
-)
-from carnac_env.search.tree import (
+    PENDING,
     add_edges,
     add_node,
     add_virtual_loss,
     backup,
     revert,
     set_priors_from_logits,
-    swap_edges,
 )
 
 _JIT = {"cache": True, "nogil": True}
 
-#: Evaluator modes.
-NETWORK, PLAYOUTS, MIXED = 0, 1, 2
-
-#: What a simulation reports: backed up, waiting for the network, or taken back (a collision).
-DONE, WAITING, COLLIDED = 0, 1, 2
+#: What a simulation reports: backed up, waiting for the evaluator, or taken back (a collision).
+BACKED_UP, WAITING, COLLIDED = 0, 1, 2
 
 
 @njit(**_JIT)
-def descend(tree, t, lane, roots, slot, scratch, rules, visit_level, expand_seen, virtual, actions):  # pragma: no cover
+def descend(
+    tree, t, lane, roots, slot, scratch, root_selection, selection, visit_level, expand_seen, virtual, actions
+):  # pragma: no cover - compiled
     """Walk tree ``t`` from its root to a leaf, replaying the moves in scratch slot
     ``t * lanes + lane`` (the path goes to ``lane``; with ``virtual`` each edge on it gets a
     virtual loss).
 
-    ``rules`` is ``(root code, root c, root fpu, code, c, fpu, value_scale, maxvisit_init)``
-    (:func:`~carnac_env.search.rules.rule_parameters` of the root's rule and the other's). The
-    walk stops at a new node (made here for the edge just followed), at a finished game, or at
-    an unexpanded node; with ``expand_seen`` (playout evaluators) an unexpanded node that was
-    visited before is expanded here (uniform priors) and the walk goes on. Returns the leaf.
+    ``root_selection`` and ``selection`` are the
+    :class:`~carnac_env.search.selection.SelectionParameters` at the root and below. The walk
+    stops at a new node (made here for the edge just followed), at a finished game, or at an
+    unexpanded node; with ``expand_seen`` (compiled playouts alone) an unexpanded node that was
+    visited before is expanded here (uniform priors) and the walk goes on, and the scratch slot
+    is played unobserved. Returns the leaf.
     """
-    root_code, root_c, root_fpu, code, c, fpu, value_scale, maxvisit_init = rules
     where = t * tree.leaf.shape[1] + lane
-    if expand_seen:  # playouts: the scratch slot's observation planes are never read
-        games.copy_rules_state(roots, slot, scratch, where)
+    if expand_seen:  # playouts alone: the scratch slot's views are never read
+        _rules.copy_rules_state(roots, slot, scratch, where)
     else:
-        games.copy_game(roots, slot, scratch, where)
+        _rules.copy_game(roots, slot, scratch, where)
     node = tree.root[t]
     depth = 0
     while tree.winner[t, node] == NOT_OVER:
         if tree.count[t, node] < 0:
             if not (expand_seen and tree.count[t, node] != PENDING and tree.visits[t, node] > 0):
                 break
-            add_edges(tree, t, node, actions, games.legal_actions(scratch, where, actions))
+            add_edges(tree, t, node, actions, _rules.legal_actions(scratch, where, actions))
         if depth == 0:
-            e = select_edge(tree, t, node, root_code, root_c, root_fpu, value_scale, maxvisit_init, True, visit_level)
+            e = select_edge(tree, t, node, root_selection, True, visit_level)
         else:
-            e = select_edge(tree, t, node, code, c, fpu, value_scale, maxvisit_init, False, visit_level)
+            e = select_edge(tree, t, node, selection, False, visit_level)
         tree.path_node[t, lane, depth] = node
         tree.path_edge[t, lane, depth] = e
         depth += 1
         if virtual:
             add_virtual_loss(tree, t, node, e)
-        ended = _rules.play(scratch, where, tree.action[t, e])
+        if expand_seen:
+            ended = _rules.play_unobserved(scratch, where, tree.action[t, e])
+        else:
+            ended = _rules.play(scratch, where, tree.action[t, e])
         child = tree.child[t, e]
         if child < 0:
             if ended:
-                child = add_node(tree, t, -1, games.winner_of(scratch, where))
+                child = add_node(tree, t, -1, _rules.winner_of(scratch, where))
             else:
                 child = add_node(tree, t, scratch.to_act[where], NOT_OVER)
             tree.child[t, e] = child
@@ -111,50 +114,72 @@ def has_room(tree, t, edges):  # pragma: no cover - compiled
 
 @njit(**_JIT)
 def simulate(
-    tree, t, lane, roots, slot, scratch, work, rules, visit_level, mode, playouts, virtual, actions
+    tree, t, lane, roots, slot, scratch, work, root_selection, selection, visit_level, evaluator, virtual, actions
 ):  # pragma: no cover - compiled
-    """One simulation in ``lane`` of tree ``t``: DONE (backed up: a finished game, or playouts),
-    WAITING (a leaf for the network, left in its scratch slot; with MIXED its playout value is in
-    ``tree.value`` until the network's arrives), or COLLIDED (the walk reached a leaf already
-    waiting; taken back)."""
-    leaf = descend(tree, t, lane, roots, slot, scratch, rules, visit_level, mode == PLAYOUTS, virtual, actions)
+    """One simulation in ``lane`` of tree ``t``: BACKED_UP (a finished game, or compiled playouts
+    alone), WAITING (a leaf for the evaluator, left in its scratch slot; with playouts too their
+    value is in ``tree.value`` until the evaluator's arrives), or COLLIDED (the walk reached a
+    leaf already waiting; taken back). ``evaluator`` is the evaluator's
+    :class:`~carnac_env.search.evaluators.EvaluatorParameters`."""
+    batched = evaluator.batched
+    leaf = descend(
+        tree, t, lane, roots, slot, scratch, root_selection, selection, visit_level, not batched, virtual, actions
+    )
     winner = tree.winner[t, leaf]
     if winner != NOT_OVER:
-        backup(tree, t, lane, games.value_for(winner, 0), 0, virtual)
-        return DONE
+        backup(tree, t, lane, _rules.value_for(winner, 0), 0, virtual)
+        return BACKED_UP
     if tree.count[t, leaf] == PENDING:
         revert(tree, t, lane)
         return COLLIDED
     where = t * tree.leaf.shape[1] + lane
-    if mode != NETWORK:
-        value, x = games.playout_value(scratch, where, work, t, playouts, tree.rng[t])
+    if evaluator.playouts > 0:
+        value, x = _playouts.playout_value(scratch, where, work, t, evaluator.playouts, tree.rng[t])
         tree.rng[t] = x
         tree.value[t, leaf] = value
-        if mode == PLAYOUTS:
+        if not batched:
             backup(tree, t, lane, value, scratch.to_act[where], virtual)
-            return DONE
+            return BACKED_UP
     tree.count[t, leaf] = PENDING
     return WAITING
 
 
 @njit(**_JIT)
-def run_playouts(tree, t, roots, slot, scratch, work, sims, rules, playouts, room, actions):  # pragma: no cover
-    """Up to ``sims`` simulations valued by playouts in tree ``t``; stops early only when the
-    tree has no room for another (fewer than ``room`` free edges). Returns how many ran."""
+def run_playouts(
+    tree, t, roots, slot, scratch, work, sims, root_selection, selection, evaluator, room, actions
+):  # pragma: no cover - compiled
+    """Up to ``sims`` simulations of an evaluator that is not batched (compiled playouts alone)
+    in tree ``t``, one after the other; stops early only when the tree has no room for another
+    (fewer than ``room`` free edges). Returns how many ran."""
     for done in range(sims):
         if not has_room(tree, t, room):
             return done
-        simulate(tree, t, 0, roots, slot, scratch, work, rules, 0, PLAYOUTS, playouts, False, actions)
+        simulate(tree, t, 0, roots, slot, scratch, work, root_selection, selection, 0, evaluator, False, actions)
     return sims
 
 
 @njit(**_JIT)
 def select_round(
-    tree, active, roots, slots, scratch, work, rules, plans, done, sims, mode, playouts, obs, masks, waiting, actions
+    tree,
+    active,
+    roots,
+    slots,
+    scratch,
+    work,
+    root_selection,
+    selection,
+    plans,
+    done,
+    sims,
+    evaluator,
+    obs,
+    masks,
+    waiting,
+    actions,
 ):  # pragma: no cover - compiled
     """Up to ``lanes`` simulations in every active tree that has run fewer than ``sims``
     (``done[t]`` counts them; tree ``t``'s next one uses visit level ``plans[t, done[t]]``).
-    The leaves waiting for the network go to ``obs`` and ``masks``, their (tree, lane) to
+    The leaves waiting for the evaluator go to ``obs`` and ``masks``, their (tree, lane) to
     ``waiting``, in tree and lane order. Returns the number of waiting leaves."""
     lanes = tree.leaf.shape[1]
     virtual = lanes > 1
@@ -173,10 +198,10 @@ def select_round(
                 slots[t],
                 scratch,
                 work,
-                rules,
+                root_selection,
+                selection,
                 plans[t, done[t]],
-                mode,
-                playouts,
+                evaluator,
                 virtual,
                 actions,
             )
@@ -194,9 +219,10 @@ def select_round(
 
 
 @njit(**_JIT)
-def expand_round(tree, scratch, count, waiting, logits, values, mode, weight, actions):  # pragma: no cover
-    """Expand the waiting leaves with the network's ``logits`` (``(count, actions)``) and
-    ``values`` (for the player to act), mix in the playout values (MIXED), and back up."""
+def expand_round(tree, scratch, count, waiting, logits, values, evaluator, actions):  # pragma: no cover - compiled
+    """Expand the waiting leaves with the evaluator's ``logits`` (``(count, actions)``) and
+    ``values`` (for the player to act), mix in the playout values (when the evaluator has
+    playouts too), and back up."""
     lanes = tree.leaf.shape[1]
     virtual = lanes > 1
     for k in range(count):
@@ -204,10 +230,11 @@ def expand_round(tree, scratch, count, waiting, logits, values, mode, weight, ac
         lane = waiting[k, 1]
         where = t * lanes + lane
         leaf = tree.leaf[t, lane]
-        add_edges(tree, t, leaf, actions, games.legal_actions(scratch, where, actions))
+        add_edges(tree, t, leaf, actions, _rules.legal_actions(scratch, where, actions))
         set_priors_from_logits(tree, t, leaf, logits[k])
         value = values[k]
-        if mode == MIXED:
+        if evaluator.playouts > 0:
+            weight = evaluator.weight
             value = (1.0 - weight) * value + weight * tree.value[t, leaf]
         tree.value[t, leaf] = value
         backup(tree, t, lane, value, scratch.to_act[where], virtual)
@@ -217,13 +244,13 @@ def expand_round(tree, scratch, count, waiting, logits, values, mode, weight, ac
 def write_roots(tree, active, roots, slots, scratch, obs, masks, waiting):  # pragma: no cover - compiled
     """The unexpanded roots of the active trees, for the network: their games copied to the
     trees' first scratch slots, observations and masks written as in :func:`select_round`
-    (``waiting`` gets the trees). Returns how many."""
+    (``waiting`` gets the trees, lane 0). Returns how many."""
     lanes = tree.leaf.shape[1]
     count = 0
     for t in range(active.shape[0]):
         if active[t] and tree.count[t, tree.root[t]] < 0:
             where = t * lanes
-            games.copy_game(roots, slots[t], scratch, where)
+            _rules.copy_game(roots, slots[t], scratch, where)
             _views.write_observation(scratch, where, scratch.to_act[where], obs[count])
             _views.write_mask(scratch, where, masks[count])
             waiting[count, 0] = t
@@ -251,7 +278,7 @@ def start_tree(tree, t, roots, slot):  # pragma: no cover - compiled
     for lane in range(tree.leaf.shape[1]):
         tree.depth[t, lane] = 0
         tree.leaf[t, lane] = -1
-    tree.root[t] = add_node(tree, t, roots.to_act[slot], games.winner_of(roots, slot))
+    tree.root[t] = add_node(tree, t, roots.to_act[slot], _rules.winner_of(roots, slot))
 
 
 @njit(**_JIT)
@@ -263,8 +290,8 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
     if root < 0:
         return -1
     where = t * tree.leaf.shape[1]
-    games.copy_game(roots, slot, scratch, where)
-    if games.same_game(scratch, where, target, target_slot):
+    _rules.copy_rules_state(roots, slot, scratch, where)  # replays compared, never observed
+    if _rules.same_game(scratch, where, target, target_slot):
         return root
     # an explicit stack of (node, next edge offset) in lane 0's path; the game at the top is rebuilt by replay
     stack_node = tree.path_node[t, 0]
@@ -283,49 +310,15 @@ def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth)
         child = tree.child[t, tree.first[t, node] + k]
         if child < 0:
             continue
-        games.copy_game(roots, slot, scratch, where)
+        _rules.copy_rules_state(roots, slot, scratch, where)
         for level in range(top):
             parent = stack_node[level]
             edge = tree.first[t, parent] + (stack_next[level] - 1)
-            _rules.play(scratch, where, tree.action[t, edge])
-        if games.same_game(scratch, where, target, target_slot):
+            _rules.play_unobserved(scratch, where, tree.action[t, edge])
+        if _rules.same_game(scratch, where, target, target_slot):
             return child
         if tree.winner[t, child] == NOT_OVER:
             stack_node[top] = child
             stack_next[top] = 0
             top += 1
     return -1
-
-
-@njit(**_JIT)
-def restrict_root(tree, t, wanted, count, num_actions):  # pragma: no cover - compiled
-    """Keep only the root edges of tree ``t`` whose actions are in ``wanted[:count]`` (the
-    visited ones first, for UCT's untried order), renormalising their priors; the others' subtrees
-    become unreachable. Returns how many edges were kept."""
-    root = tree.root[t]
-    first = tree.first[t, root]
-    total = tree.count[t, root]
-    mark = np.zeros(num_actions, np.bool_)
-    for k in range(count):
-        mark[wanted[k]] = True
-    kept = 0
-    tried = 0
-    for visited in (True, False):
-        for k in range(kept, total):
-            e = first + k
-            if mark[tree.action[t, e]] and (tree.n[t, e] > 0) == visited:
-                swap_edges(tree, t, first + kept, e)
-                kept += 1
-        if visited:
-            tried = kept
-    visits = 0
-    mass = 0.0
-    for k in range(kept):
-        visits += tree.n[t, first + k]
-        mass += tree.prior[t, first + k]
-    for k in range(kept):
-        tree.prior[t, first + k] = tree.prior[t, first + k] / mass if mass > 0 else 1.0 / kept
-    tree.count[t, root] = kept
-    tree.tried[t, root] = tried
-    tree.visits[t, root] = visits
-    return kept

@@ -1,6 +1,8 @@
-"""Selection rules: which edge a simulation follows at an expanded node.
+"""Selection: which edge a simulation follows at an expanded node.
 
-Three rules, each a small options object for Python and a compiled function for the search:
+Three selections, each a small options object for Python (its constants, checked), which
+gives the compiled search its :class:`SelectionParameters` (:meth:`UCT.parameters`); the
+compiled :func:`select_edge` dispatches on their ``kind``:
 
 * :class:`UCT`: every untried edge first, in a random order, then the highest
   ``score + c * sqrt(ln N / n)`` with the score on the classic scale (1 win, 0.5 draw,
@@ -18,6 +20,12 @@ Three rules, each a small options object for Python and a compiled function for 
   node's values to ``[0, 1]`` and multiplies by ``(maxvisit_init + max n) * value_scale``.
   The improved policy is also the policy target for training.
 
+The completed-Q transform is written once: :func:`completed_values` (the mixed value and the
+range of the completed values), :func:`sigma_scale`, and :func:`completed_score`, the score
+``[gumbel +] logit + sigma(completed q)`` of one edge, which the improved policy
+(:func:`improved_policy`, also the interior selection) and the root's halving
+(:func:`gumbel_root_scores`) read.
+
 Values ``q`` are always for the player who chooses the edge (see
 :mod:`carnac_env.search.tree`), in ``[-1, 1]``.
 """
@@ -26,18 +34,32 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from carnac_env import _checks
-from carnac_env.search.games import splitmix as _splitmix
+from carnac_env.batch.rng import splitmix
 from carnac_env.search.tree import edge_q, swap_edges
+
+__all__ = ["PUCT", "UCT", "Gumbel", "Selection", "SelectionParameters", "halving_schedule"]
 
 _JIT = {"cache": True, "nogil": True}
 
-#: Compiled rule codes.
-UCT_RULE, PUCT_RULE, GUMBEL_RULE = 0, 1, 2
+#: The compiled selections' kinds.
+UCT_KIND, PUCT_KIND, GUMBEL_KIND = 0, 1, 2
+
+
+class SelectionParameters(NamedTuple):
+    """What the compiled search reads of a selection: its ``kind`` and its constants (those a
+    selection does not use are 0; ``fpu`` NaN means "the node's own value")."""
+
+    kind: int
+    c: float
+    fpu: float
+    value_scale: float
+    maxvisit_init: float
 
 
 @dataclass(frozen=True)
@@ -50,10 +72,12 @@ class UCT:
 
     c: float = 1.0
 
-    code = UCT_RULE
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "c", _checks.number("UCT c", self.c, 0.0))
+
+    def parameters(self) -> SelectionParameters:
+        """The compiled search's view of this selection."""
+        return SelectionParameters(UCT_KIND, self.c, math.nan, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -68,17 +92,19 @@ class PUCT:
     c: float = 1.5
     fpu: float | None = None
 
-    code = PUCT_RULE
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "c", _checks.number("PUCT c", self.c, 0.0))
         if self.fpu is not None:
             object.__setattr__(self, "fpu", _checks.number("PUCT fpu", self.fpu, -1.0, 1.0))
 
+    def parameters(self) -> SelectionParameters:
+        """The compiled search's view of this selection."""
+        return SelectionParameters(PUCT_KIND, self.c, math.nan if self.fpu is None else self.fpu, 0.0, 0.0)
+
 
 @dataclass(frozen=True)
 class Gumbel:
-    """Gumbel MuZero's root and interior rules (see the module docstring).
+    """Gumbel MuZero's root and interior selection (see the module docstring).
 
     Args:
         considered: how many root actions sequential halving starts from (16 in the paper's
@@ -93,28 +119,19 @@ class Gumbel:
     maxvisit_init: float = 50.0
     noise: bool = True
 
-    code = GUMBEL_RULE
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "considered", _checks.whole("Gumbel considered", self.considered, 1, 4096))
         object.__setattr__(self, "value_scale", _checks.number("Gumbel value_scale", self.value_scale, 0.0))
         object.__setattr__(self, "maxvisit_init", _checks.number("Gumbel maxvisit_init", self.maxvisit_init, 0.0))
         object.__setattr__(self, "noise", _checks.flag("Gumbel noise", self.noise))
 
+    def parameters(self) -> SelectionParameters:
+        """The compiled search's view of this selection."""
+        return SelectionParameters(GUMBEL_KIND, 0.0, math.nan, self.value_scale, self.maxvisit_init)
 
-Rule = UCT | PUCT | Gumbel
 
-
-def rule_parameters(rule: Rule) -> tuple[int, float, float, float, float]:
-    """``(code, c, fpu, value_scale, maxvisit_init)`` for the compiled search; ``fpu`` is NaN
-    for "the node's own value"."""
-    if isinstance(rule, UCT):
-        return UCT_RULE, rule.c, math.nan, 0.0, 0.0
-    if isinstance(rule, PUCT):
-        return PUCT_RULE, rule.c, math.nan if rule.fpu is None else rule.fpu, 0.0, 0.0
-    if isinstance(rule, Gumbel):
-        return GUMBEL_RULE, 0.0, math.nan, rule.value_scale, rule.maxvisit_init
-    raise TypeError(f"expected a UCT, PUCT or Gumbel rule, got {type(rule).__name__}")
+#: A selection: one of the three.
+Selection = UCT | PUCT | Gumbel
 
 
 def halving_schedule(considered: int, sims: int) -> np.ndarray:
@@ -142,7 +159,7 @@ def halving_schedule(considered: int, sims: int) -> np.ndarray:
     return np.asarray(plan[:sims], dtype=np.int32)
 
 
-# ----------------------------------------------------------------------------- compiled
+# ----------------------------------------------------------------------------- the completed-Q transform
 @njit(**_JIT)
 def completed_values(tree, t, node):  # pragma: no cover - compiled
     """``(mixed value, lowest, highest, most visits, total visits)`` of ``node``'s completed
@@ -180,50 +197,36 @@ def sigma_scale(lowest, highest, most, value_scale, maxvisit_init):  # pragma: n
     return (maxvisit_init + most) * value_scale / max(highest - lowest, 1e-8)
 
 
+@njit(inline="always", **_JIT)
+def completed_score(tree, t, e, mixed, lowest, scale, with_noise):  # pragma: no cover - compiled
+    """Edge ``e``'s ``logit + sigma(completed q)``, with its Gumbel ``noise`` first when
+    ``with_noise`` (``mixed``, ``lowest`` from :func:`completed_values`, ``scale`` from
+    :func:`sigma_scale`)."""
+    prior_score = tree.logit[t, e]
+    if with_noise:
+        prior_score = tree.noise[t, e] + tree.logit[t, e]
+    return prior_score + scale * (edge_q(tree, t, e, mixed) - lowest)
+
+
 @njit(**_JIT)
 def improved_policy(tree, t, node, value_scale, maxvisit_init, out):  # pragma: no cover - compiled
-    """``softmax(logit + sigma(completed q))`` over ``node``'s edges into ``out`` (edge order)."""
-    mixed, lowest, highest, most, _ = completed_values(tree, t, node)
-    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
-    first = tree.first[t, node]
-    count = tree.count[t, node]
-    top = -np.inf
-    for k in range(count):
-        e = first + k
-        out[k] = tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest)
-        top = max(top, out[k])
-    total = 0.0
-    for k in range(count):
-        out[k] = np.exp(out[k] - top)
-        total += out[k]
-    for k in range(count):
-        out[k] /= total
-
-
-@njit(**_JIT)
-def _gumbel_interior(tree, t, node, value_scale, maxvisit_init):  # pragma: no cover - compiled
+    """``softmax(logit + sigma(completed q))`` over ``node``'s edges into ``out`` (edge order);
+    returns the node's total visits."""
     mixed, lowest, highest, most, total = completed_values(tree, t, node)
     scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
     first = tree.first[t, node]
     count = tree.count[t, node]
     top = -np.inf
     for k in range(count):
-        e = first + k
-        top = max(top, tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest))
+        out[k] = completed_score(tree, t, first + k, mixed, lowest, scale, False)
+        top = max(top, out[k])
     norm = 0.0
     for k in range(count):
-        e = first + k
-        norm += np.exp(tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest) - top)
-    best = -np.inf
-    index = first
+        out[k] = np.exp(out[k] - top)
+        norm += out[k]
     for k in range(count):
-        e = first + k
-        p = np.exp(tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest) - top) / norm
-        score = p - tree.n[t, e] / (1.0 + total)
-        if score > best:
-            best = score
-            index = e
-    return index
+        out[k] /= norm
+    return total
 
 
 @njit(**_JIT)
@@ -233,22 +236,42 @@ def gumbel_root_scores(tree, t, node, value_scale, maxvisit_init, out):  # pragm
     scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
     first = tree.first[t, node]
     for k in range(tree.count[t, node]):
-        e = first + k
-        out[k] = tree.noise[t, e] + tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest)
+        out[k] = completed_score(tree, t, first + k, mixed, lowest, scale, True)
+
+
+# ----------------------------------------------------------------------------- the selections, compiled
+@njit(**_JIT)
+def _gumbel_interior(tree, t, node, value_scale, maxvisit_init):  # pragma: no cover - compiled
+    """The edge whose share of visits most lacks behind its improved policy."""
+    first = tree.first[t, node]
+    count = tree.count[t, node]
+    policy = np.empty(count, np.float64)
+    total = improved_policy(tree, t, node, value_scale, maxvisit_init, policy)
+    best = -np.inf
+    index = first
+    for k in range(count):
+        score = policy[k] - tree.n[t, first + k] / (1.0 + total)
+        if score > best:
+            best = score
+            index = first + k
+    return index
 
 
 @njit(**_JIT)
 def _gumbel_root(tree, t, node, visit_level, value_scale, maxvisit_init):  # pragma: no cover - compiled
-    mixed, lowest, highest, most, _ = completed_values(tree, t, node)
-    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
+    """Sequential halving: the best root edge by :func:`gumbel_root_scores` among those with
+    ``visit_level`` visits (the best of all if none has)."""
     first = tree.first[t, node]
+    count = tree.count[t, node]
+    scores = np.empty(count, np.float64)
+    gumbel_root_scores(tree, t, node, value_scale, maxvisit_init, scores)
     best = -np.inf
     index = -1
     fallback = -np.inf
     fallback_index = first
-    for k in range(tree.count[t, node]):
+    for k in range(count):
         e = first + k
-        score = tree.noise[t, e] + tree.logit[t, e] + scale * (edge_q(tree, t, e, mixed) - lowest)
+        score = scores[k]
         if tree.n[t, e] == visit_level and score > best:
             best = score
             index = e
@@ -281,7 +304,7 @@ def _uct(tree, t, node, c):  # pragma: no cover - compiled (fastmath: the per-ed
     count = tree.count[t, node]
     tried = tree.tried[t, node]
     if tried < count:  # an untried edge, drawn at random, swapped to the front of the untried ones
-        x, u = _splitmix(tree.rng[t])
+        x, u = splitmix(tree.rng[t])
         tree.rng[t] = x
         pick = first + tried + int(u * (count - tried))
         swap_edges(tree, t, first + tried, pick)
@@ -302,13 +325,15 @@ def _uct(tree, t, node, c):  # pragma: no cover - compiled (fastmath: the per-ed
 
 
 @njit(**_JIT)
-def select_edge(tree, t, node, code, c, fpu, value_scale, maxvisit_init, at_root, visit_level):  # pragma: no cover
-    """The edge a simulation follows at expanded ``node`` under rule ``code`` (at the root,
-    Gumbel's sequential halving picks among the edges with ``visit_level`` visits)."""
-    if code == UCT_RULE:
-        return _uct(tree, t, node, c)
-    if code == PUCT_RULE:
-        return _puct(tree, t, node, c, fpu)
+def select_edge(tree, t, node, selection, at_root, visit_level):  # pragma: no cover - compiled
+    """The edge a simulation follows at expanded ``node`` under ``selection`` (its
+    :class:`SelectionParameters`; at the root, Gumbel's sequential halving picks among the edges
+    with ``visit_level`` visits)."""
+    kind = selection.kind
+    if kind == UCT_KIND:
+        return _uct(tree, t, node, selection.c)
+    if kind == PUCT_KIND:
+        return _puct(tree, t, node, selection.c, selection.fpu)
     if at_root:
-        return _gumbel_root(tree, t, node, visit_level, value_scale, maxvisit_init)
-    return _gumbel_interior(tree, t, node, value_scale, maxvisit_init)
+        return _gumbel_root(tree, t, node, visit_level, selection.value_scale, selection.maxvisit_init)
+    return _gumbel_interior(tree, t, node, selection.value_scale, selection.maxvisit_init)
