@@ -3,8 +3,10 @@
 # on every built-in board, az (its default budget) against default mcts and against greedy, and the
 # raw policy (az:sims=0) against greedy; on the boards with a specialist, the general model against
 # it. 40 games a pair, seats alternating, 4-ply openings, on REPORT seeds the model was not chosen on
-# (the run chose its candidates with its own evaluation's seed, 0, and docs/general_select.sh with
-# seed 1). Each arena writes OUT/BOARD-PAIR/ (games.jsonl, results.json); run again, it resumes.
+# (the run chose its candidates by its own evaluations, from openings drawn with the run's seed, and
+# the shipped one was picked among those with arenas on seed 1). Each arena writes OUT/BOARD-PAIR/
+# (games.jsonl, results.json) and OUT/BOARD-PAIR.txt; run again, it resumes. WORKERS (default 2)
+# is the arenas' --workers.
 #
 #   bash docs/general_arenas.sh OUT MODEL [SEED]      # e.g. bash docs/general_arenas.sh /tmp/report general 2026
 set -euo pipefail
@@ -12,7 +14,7 @@ out=${1:?output folder}; model=${2:-general}; seed=${3:-2026}
 az="az:model=$model"
 mkdir -p "$out"
 run() {  # board name agents
-    carnac arena --board "$1" --agents "$3" --games 40 --openings 4 --seed "$seed" --out "$out/$1-$2" --no-progress \
+    carnac arena --board "$1" --agents "$3" --games 40 --openings 4 --seed "$seed" --workers "${WORKERS:-2}" --out "$out/$1-$2" --no-progress \
         > "$out/$1-$2.txt"
     echo "$1 $2: $(python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['pairs'][0]; print(f\"{p['wins_a']}-{p['draws']}-{p['wins_b']}\")" "$out/$1-$2/results.json")"
 }

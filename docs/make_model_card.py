@@ -18,6 +18,7 @@ from pathlib import Path
 
 from carnac_env import models
 from carnac_env._files import write_text
+from carnac_env.train.curve import wilson
 
 ROOT = Path(__file__).resolve().parent.parent
 PREVIOUS_COMMIT = "9919766"  # the last commit with the models of issue 11
@@ -28,8 +29,10 @@ def _spec_name(spec: str, model: str) -> str:
     return spec.replace(f":model={model}", "").replace(f"model={model}:", "").replace(f"model={model}", "")
 
 
-def arena_entry(folder: Path, model: str) -> tuple[str, dict]:
-    """One arena folder as a card entry: ``("az vs mcts", {result, games, command, ...})``."""
+def arena_entry(folder: Path, model: str, by_board: bool = False) -> tuple[str, dict]:
+    """One arena folder as a card entry: ``("az vs mcts", {result, games, score, interval_95,
+    command, ...})``, the name prefixed with the board (``"large: az vs mcts"``) with
+    ``by_board`` (the general model's card, whose arenas are on many boards)."""
     settings = json.loads((folder / "arena.json").read_text())
     results = json.loads((folder / "results.json").read_text())
     if len(results["pairs"]) != 1:
@@ -45,13 +48,20 @@ def arena_entry(folder: Path, model: str) -> tuple[str, dict]:
     )
     previous = f"az:model=carnac_env/models/{settings['board']}.npz"
     name = f"{a} vs {b}"
+    if b == f"az:model={settings['board']}":
+        name = f"{a} vs the specialist"  # the board's own shipped model, by name
     if b == previous:
         name = f"{a} vs the previous shipped model"
         agents = f"{a},az:model=PREVIOUS.npz"
         command = command.replace(f"--agents {a},{b}", f"--agents {agents}")
+    games = pair["wins_a"] + pair["draws"] + pair["wins_b"]
+    score = (pair["wins_a"] + pair["draws"] / 2) / games
+    low, high = wilson(score, games)
     entry = {
         "result": f"{pair['wins_a']}-{pair['draws']}-{pair['wins_b']}",
-        "games": pair["wins_a"] + pair["draws"] + pair["wins_b"],
+        "games": games,
+        "score": round(score, 3),
+        "interval_95": [round(low, 3), round(high, 3)],
         "command": command,
     }
     repeated = [r for r in results.get("repeated", []) if {r.get("a"), r.get("b")} == {pair["a"], pair["b"]}]
@@ -62,7 +72,7 @@ def arena_entry(folder: Path, model: str) -> tuple[str, dict]:
             f"PREVIOUS.npz: carnac_env/models/{settings['board']}.npz as it was before this model"
             f" (git show {PREVIOUS_COMMIT}:carnac_env/models/{settings['board']}.npz > PREVIOUS.npz)"
         )
-    return name, entry
+    return (f"{settings['board']}: {name}" if by_board else name), entry
 
 
 def main() -> None:
@@ -99,12 +109,13 @@ def main() -> None:
         candidate = args.candidate or next(
             spec.split("model=")[1].split(":")[0] for spec in settings["agents"] if "model=" in spec
         )
-        name, entry = arena_entry(folder, candidate)
+        name, entry = arena_entry(folder, candidate, by_board=args.board == models.GENERAL_MODEL)
         arenas[name] = entry
     card["arena"] = arenas
     card["arena_note"] = (
         "40 games per pair, seats alternating, from --openings 4 openings each played from both seats;"
-        " az at its default budget (200 PUCT simulations, 8 lanes), mcts at its default."
+        " az at its default budget (200 PUCT simulations, 8 lanes), mcts at its default;"
+        " score: the row agent's share of the points (a draw counts half), interval_95: its Wilson 95% interval."
         + (f" {args.note}" if args.note else "")
     )
     out = path.with_suffix(".json")
