@@ -45,3 +45,12 @@ def test_the_specialist_is_named_and_a_specialist_card_keeps_plain_names(tmp_pat
     folder = _arena(tmp_path / "g", "small", ["az:model=cand.npz:sims=0", "greedy"], 39, 0, 1)
     name, _ = card.arena_entry(folder, "cand.npz")
     assert name == "az:sims=0 vs greedy"
+
+
+def test_the_report_table_reads_each_pair_and_shows_a_dash_for_one_not_played(tmp_path):
+    report = load_script("docs/general_report.py")
+    _arena(tmp_path / "large-az-mcts", "large", ["az:model=general", "mcts"], 38, 0, 2)
+    rows = {line.split(" | ")[0].strip("| "): line for line in report.table(tmp_path).splitlines()[2:]}
+    assert rows["large"] == "| large | 38-0-2 (95, 83-99%) | - | - | - |"
+    assert rows["small"] == "| small | - | - | - | - |"
+    assert report.main([str(tmp_path / "missing")]) == 2

@@ -1,0 +1,62 @@
+"""The general model's report table, from the output folder of docs/general_arenas.sh.
+
+    python docs/general_report.py OUT      # prints the markdown table of docs/training.md
+
+One row per built-in board, one column per pair (az against default mcts, az against greedy,
+the raw policy against greedy, the general model against the board's specialist): the row
+agent's wins-draws-losses, its score (a draw counts half) and the score's Wilson 95% interval.
+Every number is read from the arenas' results.json; a pair not played yet shows a dash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from carnac_env.train.curve import wilson
+
+BOARDS = ("petit_menec", "small", "medium", "kerlescan", "large", "kermario", "le_menec")
+PAIRS = {
+    "az-mcts": "`az` vs `mcts`",
+    "az-greedy": "`az` vs `greedy`",
+    "raw-greedy": "`az:sims=0` vs `greedy`",
+    "az-specialist": "`az` vs the specialist",
+}
+
+
+def cell(folder: Path) -> str:
+    """``"38-0-2 (95, 83-99%)"`` for one arena folder, ``"-"`` if it has no result yet."""
+    results = folder / "results.json"
+    if not results.exists():
+        return "-"
+    pair = json.loads(results.read_text())["pairs"][0]
+    games = pair["wins_a"] + pair["draws"] + pair["wins_b"]
+    score = (pair["wins_a"] + pair["draws"] / 2) / games
+    low, high = wilson(score, games)
+    result = f"{pair['wins_a']}-{pair['draws']}-{pair['wins_b']}"
+    return f"{result} ({100 * score:.0f}, {100 * low:.0f}-{100 * high:.0f}%)"
+
+
+def table(out: Path) -> str:
+    """The markdown table of every board and pair found under ``out``."""
+    lines = ["| board | " + " | ".join(PAIRS.values()) + " |", "|---|" + "---:|" * len(PAIRS)]
+    for board in BOARDS:
+        lines.append(f"| {board} | " + " | ".join(cell(out / f"{board}-{pair}") for pair in PAIRS) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="the output folder of docs/general_arenas.sh")
+    args = parser.parse_args(argv)
+    if not args.out.is_dir():
+        print(f"{args.out}: no such folder; expected the output folder of docs/general_arenas.sh", file=sys.stderr)
+        return 2
+    print(table(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
