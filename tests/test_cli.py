@@ -112,7 +112,6 @@ def test_replay_a_line_of_games_jsonl(tmp_path: Path) -> None:
         (["replay", "{tmp}/bad.json"], "game record must be JSON"),
         (["replay", "{tmp}/bad.json", "--line", "5"], "line 5 does not exist"),
         (["dance"], "invalid choice"),
-        ([], "required"),
     ],
 )
 def test_bad_arguments_exit_nonzero_with_a_clear_message(tmp_path: Path, args: list[str], words: str) -> None:
@@ -178,3 +177,51 @@ def test_arena_help_lists_the_agents_without_pointing_outside_the_package() -> N
         assert f"\n{name} " in out
         known = options_of(builtin(name))
         assert all(f"{key}={option.text(option.default)}" in out for key, option in known.items())
+
+
+def test_version_prints_the_package_version() -> None:
+    from carnac_env._version import __version__
+
+    done = carnac("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"carnac {__version__}"
+
+
+def test_bare_carnac_prints_the_help_and_succeeds() -> None:
+    done = carnac()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: carnac") and "--version" in done.stdout
+    for command in ("agents", "arena", "evaluate", "play", "replay", "serve", "train"):
+        assert f"    {command} " in done.stdout, command
+
+
+def _subcommand_parsers() -> dict:
+    import argparse
+
+    from carnac_env.cli.parser import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return {"": parser, **sub.choices}
+
+
+def test_every_option_with_a_default_says_it_in_its_help() -> None:
+    missing = []
+    for name, parser in _subcommand_parsers().items():
+        for action in parser._actions:
+            if not action.option_strings or action.nargs == 0 or action.required:
+                continue  # positionals, flags (--no-progress, --help), required options
+            if action.default is not None and "(default" not in (action.help or ""):
+                missing.append((name, action.option_strings[0], action.default))
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("columns", ["80", "250"])
+def test_every_help_fits_100_columns(monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    for name, parser in _subcommand_parsers().items():
+        text = parser.format_help()
+        widest = max(text.splitlines(), key=len)
+        assert len(widest) <= 100, (name, widest)
+        if columns == "80":
+            assert len(widest) <= 80, (name, widest)

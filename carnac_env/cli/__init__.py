@@ -1,5 +1,6 @@
 """The ``carnac`` command: ``arena``, ``evaluate``, ``play``, ``replay`` and ``train``.
 
+    carnac                                        # the help: every subcommand (carnac --version: the version)
     carnac agents                                 # every agent, its options and the shipped az models
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
@@ -42,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``carnac`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:  # a bare ``carnac``: what it can do
+        parser.print_help()
+        return 0
     handlers = {
         "agents": cmd_agents,
         "arena": cmd_arena,
