@@ -225,3 +225,76 @@ def test_every_help_fits_100_columns(monkeypatch: pytest.MonkeyPatch, columns: s
         assert len(widest) <= 100, (name, widest)
         if columns == "80":
             assert len(widest) <= 80, (name, widest)
+
+
+def _play_in_a_terminal(tmp_path: Path, *options: str, env: dict[str, str]) -> bytes:
+    """What ``carnac play`` (greedy moves first, then the person quits) writes to a terminal."""
+    import os
+    import pty
+
+    primary, secondary = pty.openpty()
+    (tmp_path / "in.txt").write_text("quit\n")
+    command = [sys.executable, "-m", "carnac_env.cli", "play", "--board", "petit_menec", "--opponent", "greedy"]
+    with open(tmp_path / "in.txt") as stdin:
+        process = subprocess.Popen(
+            [*command, "--seat", "1", "--save", str(tmp_path / "g.json"), *options],
+            stdin=stdin,
+            stdout=secondary,
+            stderr=secondary,
+            env=env,
+        )
+    os.close(secondary)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # the terminal's other end closed: the command has ended
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(primary)
+    assert process.wait(timeout=300) == 0, out
+    return out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_no_color_and_NO_COLOR_leave_no_escape_code_on_a_terminal(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")} | {"TERM": "xterm"}
+    assert b"\x1b[" in _play_in_a_terminal(tmp_path, env=env)  # a terminal: colours by default
+    # numba's error highlighting (colorama) used to write ESC[0m at exit once greedy had compiled
+    assert b"\x1b" not in _play_in_a_terminal(tmp_path, "--no-color", env=env)
+    assert b"\x1b" not in _play_in_a_terminal(tmp_path, env=env | {"NO_COLOR": "1"})
+
+
+def test_install_hints_are_quoted_for_shells() -> None:
+    # zsh globs an unquoted carnac-env[train]: every hint the package prints quotes it
+    import re
+
+    import carnac_env
+
+    unquoted = re.compile(r"pip install (?:-e )?(?!['\"])[^\s'\"]*\[")
+    found = [
+        f"{path.name}: {line.strip()}"
+        for path in Path(carnac_env.__file__).parent.rglob("*.py")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if unquoted.search(line)
+    ]
+    assert not found, found
+
+
+@pytest.mark.parametrize(
+    ("agents", "advice"),
+    [
+        ("greedy,greedy", "greedy has no options: a second copy is the same player; list it once"),
+        ("random,mcts,mcts", "give one of them other options (mcts's: sims, seconds"),
+        ("az:sims=8,az:sims=8", "(az's: sims, c,"),
+    ],
+)
+def test_an_agent_listed_twice_gets_advice_that_fits_it(tmp_path: Path, agents: str, advice: str) -> None:
+    done = carnac("arena", "--agents", agents, "--out", str(tmp_path / "a"))
+    assert done.returncode == 2 and advice in done.stderr, done.stderr
+    assert "seed" not in done.stderr
+    assert not (tmp_path / "a").exists()

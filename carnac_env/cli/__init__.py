@@ -41,6 +41,10 @@ __all__ = ["build_parser", "cmd_play", "cmd_replay", "main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``carnac`` console script; returns the exit status."""
+    # numba's error highlighting (colorama) writes ESC[0m to a terminal at exit once anything
+    # compiled, even under --no-color or NO_COLOR; it must be off before numba is imported
+    # (build_parser imports the agents). Our own colours are render.ansi's, --no-color's to stop.
+    os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # a bare ``carnac``: what it can do

@@ -114,7 +114,7 @@ def _play_loop(
         if not line:
             continue
         if line.lower() in ("moves", "help", "?", "h"):
-            print(_legal_moves_text(env))
+            print(_legal_moves_text(env, width))
             continue
         try:
             action = env.parse_action(line)
@@ -160,15 +160,16 @@ def _names(args: argparse.Namespace) -> tuple[str, str]:
     return ("you", args.opponent) if args.seat == 0 else (args.opponent, "you")
 
 
-def _legal_moves_text(env: Any) -> str:
-    """The legal moves of the player to act, in notation, grouped for reading."""
+def _legal_moves_text(env: Any, width: int = 80) -> str:
+    """The legal moves of the player to act, in notation, grouped for reading, wrapped at
+    ``width`` columns."""
     from carnac_env.core.game import RESPOND
 
     game = env.game
     texts = [env.action_to_text(a) for a in game.legal_actions()]
     if game.phase == RESPOND:
         head = "Tilt the megalith just placed, or decline:"
-        return head + "\n  " + "  ".join(texts)
+        return head + "\n" + _indented("  ".join(texts), width)
     squares: dict[str, list[str]] = {}
     for text in texts:
         square, _, rest = text.partition(" ")
@@ -177,7 +178,12 @@ def _legal_moves_text(env: Any) -> str:
         "Place a megalith: a square, the colour on top (R/W) and the axis whose tilts show that colour "
         "(ns/ew), e.g. 'c4 Rns'. Every empty square takes Rns, Rew, Wns or Wew. Empty squares:"
     )
-    return head + "\n  " + " ".join(squares)
+    return textwrap.fill(head, max(20, width), break_long_words=False) + "\n" + _indented(" ".join(squares), width)
+
+
+def _indented(text: str, width: int) -> str:
+    """``text`` wrapped at ``width`` columns, every line indented by two spaces."""
+    return textwrap.fill(text, max(20, width), initial_indent="  ", subsequent_indent="  ", break_long_words=False)
 
 
 def _result_line(result: Any, names: tuple[str, str]) -> str:
