@@ -298,3 +298,43 @@ def test_an_agent_listed_twice_gets_advice_that_fits_it(tmp_path: Path, agents: 
     assert done.returncode == 2 and advice in done.stderr, done.stderr
     assert "seed" not in done.stderr
     assert not (tmp_path / "a").exists()
+
+
+_TINY_ARENA = ["--board", "petit_menec", "--agents", "random,greedy", "--games", "1", "--workers", "1", "--no-progress"]
+
+
+def test_arena_without_out_says_where_it_writes(tmp_path: Path) -> None:
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", "arena", *_TINY_ARENA],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "go to ./carnac-arena in the current folder" in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["carnac-arena"]
+    assert "results: carnac-arena/results.json" in done.stdout.replace(os.sep, "/")
+    # with --out, nothing to state: the folder is the one asked for (here: the finished arena, shown again)
+    again = carnac("arena", *_TINY_ARENA, "--out", str(tmp_path / "carnac-arena"))
+    assert again.returncode == 0 and "current folder" not in again.stderr, again.stderr
+
+
+def test_play_without_save_says_where_the_record_goes(tmp_path: Path) -> None:
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", "play", "--board", "petit_menec", "--opponent", "random"],
+        cwd=tmp_path,
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    assert done.returncode == 0, done.stderr
+    (record,) = tmp_path.iterdir()
+    assert f"will be saved to {record.name} in the current folder" in done.stderr

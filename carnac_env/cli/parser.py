@@ -139,7 +139,7 @@ def _add_arena(sub: Any, boards: str) -> None:
     )
     arena.add_argument(
         "--out",
-        default=DEFAULT_ARENA["out"],
+        default=None,
         help=f"output folder, created if needed {_defaults_word(DEFAULT_ARENA['out'] + ', in the current folder')}",
     )
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -191,7 +191,9 @@ def _add_evaluate(sub: Any, boards: str) -> None:
         default=min(2, os.cpu_count() or 1),
         help="worker processes (default 2, or 1 on a one-core machine)",
     )
-    evaluate.add_argument("--out", default="carnac-evaluate", help="output folder (default carnac-evaluate)")
+    evaluate.add_argument(
+        "--out", default=None, help="output folder, created if needed (default carnac-evaluate, in the current folder)"
+    )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     evaluate.add_argument(
         "--ray",

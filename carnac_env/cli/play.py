@@ -52,6 +52,8 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     opponent = make(args.opponent, seed=args.seed)
     save = args.save or time.strftime("carnac-game-%Y%m%d-%H%M%S.json")
     _check_writable(save)
+    if not args.save:  # the one file play writes unasked: say where, before the game
+        print(f"the game's record will be saved to {save} in the current folder (--save PATH)", file=sys.stderr)
     if args.gui:
         from carnac_env.play.gui import play_gui  # a missing gui extra raises CarnacError naming it
 
