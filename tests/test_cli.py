@@ -338,3 +338,27 @@ def test_play_without_save_says_where_the_record_goes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     (record,) = tmp_path.iterdir()
     assert f"will be saved to {record.name} in the current folder" in done.stderr
+
+
+def test_warm_up_says_it_is_compiling_when_it_takes_a_while_and_how_long() -> None:
+    from carnac_env.agents.warmup import COMPILE_SECONDS, warm_up
+
+    said: list[str] = []
+    warm_up(["random", "greedy", "mcts:sims=500", "your.module.Class"], make_board("small"), say=said.append, after=0)
+    assert said[0] == f"compiling the game engine (first run only, about {COMPILE_SECONDS} s)..."
+    assert said[1].startswith("compiled in ") and len(said) == 2
+    said.clear()
+    warm_up(["greedy", "mcts"], make_board("small"), say=said.append, after=600)  # a loaded cache: no word
+    assert said == []
+
+
+def test_the_arena_compiles_before_its_bar_and_says_so_on_stderr(tmp_path: Path, monkeypatch, capsys) -> None:
+    import carnac_env.arena.run as run
+
+    calls = []
+    monkeypatch.setattr(run, "warm_up", lambda specs, board, say: calls.append((list(specs), say)))
+    run.run_arena(["random", "greedy"], tmp_path / "a", board="petit_menec", games=1, progress=False)
+    ((specs, say),) = calls
+    assert set(specs) == {"random", "greedy"} and say is None  # no bar, no word
+    run.run_arena(["random", "greedy"], tmp_path / "a", board="petit_menec", games=1, progress=False)
+    assert len(calls) == 1  # nothing left to play: nothing to compile

@@ -65,8 +65,11 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         print(f"record saved to {save}")
         return 0
 
+    from carnac_env.agents.warmup import warm_up
     from carnac_env.envs.aec import raw_env
     from carnac_env.render.ansi import render_text, supports_color
+
+    warm_up([args.opponent], board)  # its first move compiled now, with a word when that takes a while
 
     color = not args.no_color and supports_color()
     names = _names(args)
