@@ -112,7 +112,6 @@ def test_replay_a_line_of_games_jsonl(tmp_path: Path) -> None:
         (["replay", "{tmp}/bad.json"], "game record must be JSON"),
         (["replay", "{tmp}/bad.json", "--line", "5"], "line 5 does not exist"),
         (["dance"], "invalid choice"),
-        ([], "required"),
     ],
 )
 def test_bad_arguments_exit_nonzero_with_a_clear_message(tmp_path: Path, args: list[str], words: str) -> None:
@@ -178,3 +177,188 @@ def test_arena_help_lists_the_agents_without_pointing_outside_the_package() -> N
         assert f"\n{name} " in out
         known = options_of(builtin(name))
         assert all(f"{key}={option.text(option.default)}" in out for key, option in known.items())
+
+
+def test_version_prints_the_package_version() -> None:
+    from carnac_env._version import __version__
+
+    done = carnac("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"carnac {__version__}"
+
+
+def test_bare_carnac_prints_the_help_and_succeeds() -> None:
+    done = carnac()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: carnac") and "--version" in done.stdout
+    for command in ("agents", "arena", "evaluate", "play", "replay", "serve", "train"):
+        assert f"    {command} " in done.stdout, command
+
+
+def _subcommand_parsers() -> dict:
+    import argparse
+
+    from carnac_env.cli.parser import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return {"": parser, **sub.choices}
+
+
+def test_every_option_with_a_default_says_it_in_its_help() -> None:
+    missing = []
+    for name, parser in _subcommand_parsers().items():
+        for action in parser._actions:
+            if not action.option_strings or action.nargs == 0 or action.required:
+                continue  # positionals, flags (--no-progress, --help), required options
+            if action.default is not None and "(default" not in (action.help or ""):
+                missing.append((name, action.option_strings[0], action.default))
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("columns", ["80", "250"])
+def test_every_help_fits_100_columns(monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    for name, parser in _subcommand_parsers().items():
+        text = parser.format_help()
+        widest = max(text.splitlines(), key=len)
+        assert len(widest) <= 100, (name, widest)
+        if columns == "80":
+            assert len(widest) <= 80, (name, widest)
+
+
+def _play_in_a_terminal(tmp_path: Path, *options: str, env: dict[str, str]) -> bytes:
+    """What ``carnac play`` (greedy moves first, then the person quits) writes to a terminal."""
+    import os
+    import pty
+
+    primary, secondary = pty.openpty()
+    (tmp_path / "in.txt").write_text("quit\n")
+    command = [sys.executable, "-m", "carnac_env.cli", "play", "--board", "petit_menec", "--opponent", "greedy"]
+    with open(tmp_path / "in.txt") as stdin:
+        process = subprocess.Popen(
+            [*command, "--seat", "1", "--save", str(tmp_path / "g.json"), *options],
+            stdin=stdin,
+            stdout=secondary,
+            stderr=secondary,
+            env=env,
+        )
+    os.close(secondary)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # the terminal's other end closed: the command has ended
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(primary)
+    assert process.wait(timeout=300) == 0, out
+    return out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_no_color_and_NO_COLOR_leave_no_escape_code_on_a_terminal(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")} | {"TERM": "xterm"}
+    assert b"\x1b[" in _play_in_a_terminal(tmp_path, env=env)  # a terminal: colours by default
+    # numba's error highlighting (colorama) used to write ESC[0m at exit once greedy had compiled
+    assert b"\x1b" not in _play_in_a_terminal(tmp_path, "--no-color", env=env)
+    assert b"\x1b" not in _play_in_a_terminal(tmp_path, env=env | {"NO_COLOR": "1"})
+
+
+def test_install_hints_are_quoted_for_shells() -> None:
+    # zsh globs an unquoted carnac-env[train]: every hint the package prints quotes it
+    import re
+
+    import carnac_env
+
+    unquoted = re.compile(r"pip install (?:-e )?(?!['\"])[^\s'\"]*\[")
+    found = [
+        f"{path.name}: {line.strip()}"
+        for path in Path(carnac_env.__file__).parent.rglob("*.py")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if unquoted.search(line)
+    ]
+    assert not found, found
+
+
+@pytest.mark.parametrize(
+    ("agents", "advice"),
+    [
+        ("greedy,greedy", "greedy has no options: a second copy is the same player; list it once"),
+        ("random,mcts,mcts", "give one of them other options (mcts's: sims, seconds"),
+        ("az:sims=8,az:sims=8", "(az's: sims, c,"),
+    ],
+)
+def test_an_agent_listed_twice_gets_advice_that_fits_it(tmp_path: Path, agents: str, advice: str) -> None:
+    done = carnac("arena", "--agents", agents, "--out", str(tmp_path / "a"))
+    assert done.returncode == 2 and advice in done.stderr, done.stderr
+    assert "seed" not in done.stderr
+    assert not (tmp_path / "a").exists()
+
+
+_TINY_ARENA = ["--board", "petit_menec", "--agents", "random,greedy", "--games", "1", "--workers", "1", "--no-progress"]
+
+
+def test_arena_without_out_says_where_it_writes(tmp_path: Path) -> None:
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", "arena", *_TINY_ARENA],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "go to ./carnac-arena in the current folder" in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["carnac-arena"]
+    assert "results: carnac-arena/results.json" in done.stdout.replace(os.sep, "/")
+    # with --out, nothing to state: the folder is the one asked for (here: the finished arena, shown again)
+    again = carnac("arena", *_TINY_ARENA, "--out", str(tmp_path / "carnac-arena"))
+    assert again.returncode == 0 and "current folder" not in again.stderr, again.stderr
+
+
+def test_play_without_save_says_where_the_record_goes(tmp_path: Path) -> None:
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", "play", "--board", "petit_menec", "--opponent", "random"],
+        cwd=tmp_path,
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    assert done.returncode == 0, done.stderr
+    (record,) = tmp_path.iterdir()
+    assert f"will be saved to {record.name} in the current folder" in done.stderr
+
+
+def test_warm_up_says_it_is_compiling_when_it_takes_a_while_and_how_long() -> None:
+    from carnac_env.agents.warmup import COMPILE_SECONDS, warm_up
+
+    said: list[str] = []
+    warm_up(["random", "greedy", "mcts:sims=500", "your.module.Class"], make_board("small"), say=said.append, after=0)
+    assert said[0] == f"compiling the game engine (first run only, about {COMPILE_SECONDS} s)..."
+    assert said[1].startswith("compiled in ") and len(said) == 2
+    said.clear()
+    warm_up(["greedy", "mcts"], make_board("small"), say=said.append, after=600)  # a loaded cache: no word
+    assert said == []
+
+
+def test_the_arena_compiles_before_its_bar_and_says_so_on_stderr(tmp_path: Path, monkeypatch, capsys) -> None:
+    import carnac_env.arena.run as run
+
+    calls = []
+    monkeypatch.setattr(run, "warm_up", lambda specs, board, say: calls.append((list(specs), say)))
+    run.run_arena(["random", "greedy"], tmp_path / "a", board="petit_menec", games=1, progress=False)
+    ((specs, say),) = calls
+    assert set(specs) == {"random", "greedy"} and say is None  # no bar, no word
+    run.run_arena(["random", "greedy"], tmp_path / "a", board="petit_menec", games=1, progress=False)
+    assert len(calls) == 1  # nothing left to play: nothing to compile

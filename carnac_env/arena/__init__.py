@@ -24,7 +24,7 @@ Files written to the output folder:
   :func:`bradley_terry`.
 * ``ratings.png``: the ratings with their intervals, when matplotlib is installed.
 
-The progress bar needs tqdm; the plot needs matplotlib (``pip install carnac-env[plot]``).
+The progress bar needs tqdm; the plot needs matplotlib (``pip install 'carnac-env[plot]'``).
 
 The package's parts: :mod:`~carnac_env.arena.schedule` (settings, games, seeds),
 :mod:`~carnac_env.arena.store` (the files), :mod:`~carnac_env.arena.runner` (playing

@@ -13,6 +13,7 @@ from typing import Any
 from carnac_env._files import lock_folder
 from carnac_env._version import __version__
 from carnac_env.agents import make
+from carnac_env.agents.warmup import warm_up
 from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
 from carnac_env.arena.report import format_table, summarise
 from carnac_env.arena.runner import Finished, local_games, sigterm_as_interrupt
@@ -115,6 +116,8 @@ def play_schedule(
     todo = [g for g in planned if g.key not in done]
     if not todo and echo is not None:
         echo(f"all {len(planned)} games already played in {store.games_path}; nothing new to play")
+    if todo and ray is None:  # compile here, once, with a word on stderr when it takes a while
+        warm_up((spec for g in todo for spec in (g.a, g.b)), board, say=None if bar_class is None else _say)
     bar = None
     if bar_class is not None:
         bar = GameBar(bar_class, desc, len(planned), len(done), board.megaliths)
@@ -126,6 +129,10 @@ def play_schedule(
         if bar is not None:
             bar.close()
     return [done[g.key] for g in planned]
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 class GameBar:

@@ -26,6 +26,29 @@ MAX_WORKERS = 256
 MAX_SEED = 2**63 - 1
 
 
+def _twice_advice(names: tuple[str, ...]) -> str:
+    """What to do about a spec listed twice, fitting its agent: an agent without options
+    plays the same games twice (list it once); one with options can be given other values."""
+    from carnac_env.agents import options_of, parse_spec
+    from carnac_env.agents.registry import builtin
+
+    spec = next(n for n in names if names.count(n) > 1)
+    name, _ = parse_spec(spec)
+    if "." in name:
+        return f"{spec!r} is listed twice: to compare two settings of your agent, give them different options"
+    cls = builtin(name)
+    if cls is None:
+        return f"{spec!r} is listed twice; list each agent once"
+    options = options_of(cls)
+    if not options:
+        return f"{spec!r} is listed twice, and {name} has no options: a second copy is the same player; list it once"
+    example = next(iter(options))
+    return (
+        f"{spec!r} is listed twice: to compare two settings, give one of them other options "
+        f"({name}'s: {', '.join(options)}; e.g. {name}:{example}=...)"
+    )
+
+
 @dataclass(frozen=True)
 class ArenaGame:
     """One game of the round robin: agents ``a`` and ``b`` (in the order given), game ``index``."""
@@ -86,7 +109,7 @@ class ArenaSettings:
         if len(names) < 2:
             raise CarnacError(f"an arena needs at least two agents, got {list(names)}")
         if len(set(names)) != len(names):
-            raise CarnacError(f"agent names must differ, got {list(names)}; give one of them another option or seed")
+            raise CarnacError(f"agent names must differ, got {list(names)}; {_twice_advice(names)}")
         games = _whole("games per pair", games, 1, MAX_GAMES_PER_PAIR)
         pairs = len(names) * (len(names) - 1) // 2
         if pairs * games > MAX_ARENA_GAMES:

@@ -1,5 +1,6 @@
 """The ``carnac`` command: ``arena``, ``evaluate``, ``play``, ``replay`` and ``train``.
 
+    carnac                                        # the help: every subcommand (carnac --version: the version)
     carnac agents                                 # every agent, its options and the shipped az models
     carnac arena                                  # the default: random, greedy, mcts on medium
     carnac arena --board medium --agents random,greedy,mcts:sims=200 --games 20 --seed 0 --workers 2 --out DIR
@@ -40,8 +41,15 @@ __all__ = ["build_parser", "cmd_play", "cmd_replay", "main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``carnac`` console script; returns the exit status."""
+    # numba's error highlighting (colorama) writes ESC[0m to a terminal at exit once anything
+    # compiled, even under --no-color or NO_COLOR; it must be off before numba is imported
+    # (build_parser imports the agents). Our own colours are render.ansi's, --no-color's to stop.
+    os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:  # a bare ``carnac``: what it can do
+        parser.print_help()
+        return 0
     handlers = {
         "agents": cmd_agents,
         "arena": cmd_arena,

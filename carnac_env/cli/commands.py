@@ -75,12 +75,14 @@ def default_model_custom() -> str:
 def cmd_arena(args: argparse.Namespace) -> int:
     """Run (or resume) an arena and print its table."""
     from carnac_env.arena import run_arena, split_agents
+    from carnac_env.cli.parser import DEFAULT_ARENA
 
     agents = split_agents(args.agents)
+    out = _stated_out(args.out, DEFAULT_ARENA["out"], "the games and results")
     return _resumable(
         lambda: run_arena(
             agents,
-            args.out,
+            out,
             board=args.board,
             games=args.games,
             seed=args.seed,
@@ -90,6 +92,15 @@ def cmd_arena(args: argparse.Namespace) -> int:
             openings=args.openings,
         )
     )
+
+
+def _stated_out(out: str | None, default: str, what: str) -> str:
+    """The output folder; without ``--out``, the default folder in the current one, said on
+    stderr before anything is written (the one place such a command writes unasked)."""
+    if out is not None:
+        return out
+    print(f"{what} go to ./{default} in the current folder (--out DIR puts them elsewhere)", file=sys.stderr)
+    return default
 
 
 def _resumable(play: Callable[[], object]) -> int:
@@ -117,7 +128,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             games=args.games,
             seed=args.seed,
             workers=args.workers,
-            out=args.out,
+            out=_stated_out(args.out, "carnac-evaluate", "the card, games and results"),
             progress=not args.no_progress,
             ray=args.ray,
             trust_panel_code=args.trust_panel_code,

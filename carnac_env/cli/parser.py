@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import textwrap
 from typing import Any, NoReturn
 
-__all__ = ["DEFAULT_ARENA", "CarnacArgumentParser", "build_parser"]
+__all__ = ["DEFAULT_ARENA", "HELP_WIDTH", "CarnacArgumentParser", "build_parser", "help_width"]
+
+#: The widest a help text is written (a terminal wider than this still gets lines this long).
+HELP_WIDTH = 100
 
 #: The embedded default arena (the README's main command, ``carnac arena``; the README gives
 #: its measured time, benchmarks/readme_commands.py measures it).
@@ -24,11 +28,26 @@ def _positive(text: str) -> int:
     return value
 
 
+def help_width() -> int:
+    """The width help texts are written at: the terminal's, at most :data:`HELP_WIDTH` columns
+    (80 when the output is not a terminal)."""
+    return max(40, min(HELP_WIDTH, shutil.get_terminal_size((80, 24)).columns) - 2)
+
+
+def _defaults_word(default: Any) -> str:
+    """How a default reads in a help text: ``(default X)``."""
+    return f"(default {default})"
+
+
 class CarnacArgumentParser(argparse.ArgumentParser):
     """argparse's parser with the command's one error style: a bad option (an unknown one, a
     missing value, a value its type refuses) prints ``carnac: error: SUBCOMMAND: ...`` on one
     line and exits with status 2, as a :class:`CarnacError` raised by a subcommand does.
-    Subcommand parsers (``carnac train``'s too) are made of this class."""
+    Subcommand parsers (``carnac train``'s too) are made of this class. Its help is written at
+    :func:`help_width` columns (never wider than :data:`HELP_WIDTH`, whatever the terminal)."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=help_width())
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.removeprefix("carnac").strip()
@@ -37,15 +56,19 @@ class CarnacArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``carnac`` command."""
+    """The argument parser of the ``carnac`` command (without a subcommand, :func:`main`
+    prints its help)."""
+    from carnac_env._version import __version__
     from carnac_env.core.boards import BOARDS
 
     boards = ", ".join(BOARDS)
     parser = CarnacArgumentParser(
-        prog="carnac", description="Carnac: agents, arena, evaluate, play, replay, serve and train."
+        prog="carnac",
+        description="Carnac: agents, arena, evaluate, play, replay, serve and train. "
+        "'carnac COMMAND --help' says more about each.",
     )
+    parser.add_argument("--version", action="version", version=f"carnac {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{agents,arena,evaluate,play,replay,serve,train}")
-    sub.required = True
     for add in (_add_agents, _add_arena, _add_evaluate, _add_play, _add_replay, _add_serve, _add_train):
         add(sub, boards)
     return parser
@@ -74,20 +97,32 @@ def _add_arena(sub: Any, boards: str) -> None:
             "Writes OUT/games.jsonl, OUT/results.json (and OUT/ratings.png with matplotlib). "
             "Run the same command again to resume an interrupted arena. "
             f"Without options: {DEFAULT_ARENA['agents']} on {DEFAULT_ARENA['board']}, "
-            f"{DEFAULT_ARENA['games']} games per pair.",
-            98,
+            f"{DEFAULT_ARENA['games']} games per pair, written to ./{DEFAULT_ARENA['out']}.",
+            help_width(),
         ),
-        epilog="agents (carnac agents says more about each option):\n" + agent_table(options=False, width=98),
+        epilog="agents (carnac agents says more about each option):\n" + agent_table(options=False, width=help_width()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    arena.add_argument("--board", default=DEFAULT_ARENA["board"], help=f"board name ({boards})")
+    arena.add_argument(
+        "--board",
+        default=DEFAULT_ARENA["board"],
+        help=f"board name ({boards}) {_defaults_word(DEFAULT_ARENA['board'])}",
+    )
     arena.add_argument(
         "--agents",
         default=DEFAULT_ARENA["agents"],
-        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (the agents are listed below)",
+        help="comma-separated agent specs, e.g. random,greedy,mcts:sims=200 (the agents are listed below) "
+        + _defaults_word(DEFAULT_ARENA["agents"]),
     )
-    arena.add_argument("--games", type=_positive, default=DEFAULT_ARENA["games"], help="games per pair")
-    arena.add_argument("--seed", type=int, default=DEFAULT_ARENA["seed"], help="arena seed")
+    arena.add_argument(
+        "--games",
+        type=_positive,
+        default=DEFAULT_ARENA["games"],
+        help=f"games per pair {_defaults_word(DEFAULT_ARENA['games'])}",
+    )
+    arena.add_argument(
+        "--seed", type=int, default=DEFAULT_ARENA["seed"], help=f"arena seed {_defaults_word(DEFAULT_ARENA['seed'])}"
+    )
     arena.add_argument(
         "--openings",
         type=int,
@@ -97,9 +132,16 @@ def _add_arena(sub: Any, boards: str) -> None:
         "once from each seat, so that deterministic agents play different games (default 0: none)",
     )
     arena.add_argument(
-        "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
+        "--workers",
+        type=_positive,
+        default=min(2, os.cpu_count() or 1),
+        help="worker processes (default 2, or 1 on a one-core machine)",
     )
-    arena.add_argument("--out", default=DEFAULT_ARENA["out"], help="output folder")
+    arena.add_argument(
+        "--out",
+        default=None,
+        help=f"output folder, created if needed {_defaults_word(DEFAULT_ARENA['out'] + ', in the current folder')}",
+    )
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
     arena.add_argument(
         "--ray",
@@ -108,7 +150,8 @@ def _add_arena(sub: Any, boards: str) -> None:
         default=None,
         metavar="ADDRESS",
         help="play the games as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
-        "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md)",
+        "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md) "
+        "(default: no Ray, local processes)",
     )
 
 
@@ -122,9 +165,9 @@ def _add_evaluate(sub: Any, boards: str) -> None:
         "OUT/games.jsonl and OUT/arena.json; run the same command again to resume. See docs/evaluating.md.",
     )
     evaluate.add_argument("spec", help="the agent's spec, e.g. greedy, mcts:sims=400 or mypkg.mod.MyAgent")
-    evaluate.add_argument("--board", default="medium", help=f"board name ({boards}); default medium")
+    evaluate.add_argument("--board", default="medium", help=f"board name ({boards}) (default medium)")
     evaluate.add_argument(
-        "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file; default: the newest for --board"
+        "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file (default: the newest for --board)"
     )
     evaluate.add_argument(
         "--trust-panel-code",
@@ -143,12 +186,22 @@ def _add_evaluate(sub: Any, boards: str) -> None:
     )
     evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
     evaluate.add_argument(
-        "--workers", type=_positive, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)"
+        "--workers",
+        type=_positive,
+        default=min(2, os.cpu_count() or 1),
+        help="worker processes (default 2, or 1 on a one-core machine)",
     )
-    evaluate.add_argument("--out", default="carnac-evaluate", help="output folder (default carnac-evaluate)")
+    evaluate.add_argument(
+        "--out", default=None, help="output folder, created if needed (default carnac-evaluate, in the current folder)"
+    )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     evaluate.add_argument(
-        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS", help="play the games as Ray tasks, as arena"
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="play the games as Ray tasks, as arena (default: no Ray)",
     )
 
 
@@ -160,11 +213,17 @@ def _add_play(sub: Any, boards: str) -> None:
         description="Play against an agent. Enter moves in the notation ('c4 Rns', 'tilt N', 'decline'); "
         "'moves' (or 'help') lists the legal moves, 'quit' or Ctrl-C stops (the game so far is saved).",
     )
-    play.add_argument("--board", default="medium", help=f"board name ({boards}; default medium)")
+    play.add_argument("--board", default="medium", help=f"board name ({boards}) (default medium)")
     play.add_argument("--opponent", default="mcts", help="the opponent's agent spec (default mcts)")
-    play.add_argument("--seat", type=int, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White")
-    play.add_argument("--seed", type=int, default=0, help="the opponent's seed")
-    play.add_argument("--save", default=None, help="where to save the game record (default carnac-game-TIME.json)")
+    play.add_argument(
+        "--seat", type=int, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White (default 0)"
+    )
+    play.add_argument("--seed", type=int, default=0, help="the opponent's seed (default 0)")
+    play.add_argument(
+        "--save",
+        default=None,
+        help="where to save the game record (default carnac-game-TIME.json, in the current folder)",
+    )
     play.add_argument("--gui", action="store_true", help="play in a window (needs the gui extra)")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours")
 
@@ -178,16 +237,21 @@ def _add_replay(sub: Any, boards: str) -> None:
         "an arena's games.jsonl). Enter advances, 'q' stops.",
     )
     replay.add_argument("file", help="a game record (.json) or a file of records (.jsonl)")
-    replay.add_argument("--line", type=_positive, default=None, help="the record's line in a .jsonl file (from 1)")
+    replay.add_argument(
+        "--line", type=_positive, default=None, help="the record's line in a .jsonl file, from 1 (default 1)"
+    )
     replay.add_argument("--all", action="store_true", help="print every step without waiting")
-    replay.add_argument("--gif", default=None, help="write an animated GIF instead")
-    replay.add_argument("--mp4", default=None, help="write an MP4 video instead (needs the video extra)")
+    replay.add_argument("--gif", default=None, metavar="PATH", help="write an animated GIF to PATH instead")
+    replay.add_argument(
+        "--mp4", default=None, metavar="PATH", help="write an MP4 video to PATH instead (needs the video extra)"
+    )
     replay.add_argument(
         "--html",
         default=None,
-        help="write one self-contained web page with the board, step/scrub controls and the move list",
+        metavar="PATH",
+        help="write to PATH one self-contained web page with the board, step/scrub controls and the move list",
     )
-    replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4")
+    replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4 (default 2)")
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
 
 
@@ -205,9 +269,9 @@ def _add_serve(sub: Any, boards: str) -> None:
             "lands or decline; the score, who leads and why are shown as you play; undo, and download the game "
             "record (for carnac replay). The agents think in worker threads, so the page stays responsive. "
             "Bound to 127.0.0.1 unless --host says otherwise. Ctrl-C stops it.",
-            98,
+            help_width(),
         ),
-        epilog="agents:\n" + agent_table(options=False, width=98),
+        epilog="agents:\n" + agent_table(options=False, width=help_width()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument(

@@ -52,6 +52,8 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     opponent = make(args.opponent, seed=args.seed)
     save = args.save or time.strftime("carnac-game-%Y%m%d-%H%M%S.json")
     _check_writable(save)
+    if not args.save:  # the one file play writes unasked: say where, before the game
+        print(f"the game's record will be saved to {save} in the current folder (--save PATH)", file=sys.stderr)
     if args.gui:
         from carnac_env.play.gui import play_gui  # a missing gui extra raises CarnacError naming it
 
@@ -63,8 +65,11 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         print(f"record saved to {save}")
         return 0
 
+    from carnac_env.agents.warmup import warm_up
     from carnac_env.envs.aec import raw_env
     from carnac_env.render.ansi import render_text, supports_color
+
+    warm_up([args.opponent], board)  # its first move compiled now, with a word when that takes a while
 
     color = not args.no_color and supports_color()
     names = _names(args)
@@ -114,7 +119,7 @@ def _play_loop(
         if not line:
             continue
         if line.lower() in ("moves", "help", "?", "h"):
-            print(_legal_moves_text(env))
+            print(_legal_moves_text(env, width))
             continue
         try:
             action = env.parse_action(line)
@@ -160,15 +165,16 @@ def _names(args: argparse.Namespace) -> tuple[str, str]:
     return ("you", args.opponent) if args.seat == 0 else (args.opponent, "you")
 
 
-def _legal_moves_text(env: Any) -> str:
-    """The legal moves of the player to act, in notation, grouped for reading."""
+def _legal_moves_text(env: Any, width: int = 80) -> str:
+    """The legal moves of the player to act, in notation, grouped for reading, wrapped at
+    ``width`` columns."""
     from carnac_env.core.game import RESPOND
 
     game = env.game
     texts = [env.action_to_text(a) for a in game.legal_actions()]
     if game.phase == RESPOND:
         head = "Tilt the megalith just placed, or decline:"
-        return head + "\n  " + "  ".join(texts)
+        return head + "\n" + _indented("  ".join(texts), width)
     squares: dict[str, list[str]] = {}
     for text in texts:
         square, _, rest = text.partition(" ")
@@ -177,7 +183,12 @@ def _legal_moves_text(env: Any) -> str:
         "Place a megalith: a square, the colour on top (R/W) and the axis whose tilts show that colour "
         "(ns/ew), e.g. 'c4 Rns'. Every empty square takes Rns, Rew, Wns or Wew. Empty squares:"
     )
-    return head + "\n  " + " ".join(squares)
+    return textwrap.fill(head, max(20, width), break_long_words=False) + "\n" + _indented(" ".join(squares), width)
+
+
+def _indented(text: str, width: int) -> str:
+    """``text`` wrapped at ``width`` columns, every line indented by two spaces."""
+    return textwrap.fill(text, max(20, width), initial_indent="  ", subsequent_indent="  ", break_long_words=False)
 
 
 def _result_line(result: Any, names: tuple[str, str]) -> str:

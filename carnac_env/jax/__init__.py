@@ -18,7 +18,7 @@ The state carries ``current_player``, ``observation`` (the planes of
 ``is_terminal``, ``returns``), and :class:`Carnac` (:mod:`carnac_env.jax.env`) is the thin
 environment around it. The guide is docs/jax.md.
 
-Needs the ``jax`` extra: ``pip install carnac-env[jax]``.
+Needs the ``jax`` extra: ``pip install 'carnac-env[jax]'``.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def _app_module() -> Any:
     try:
         from carnac_env.serve import app
     except ImportError as err:
-        raise CarnacError(f"carnac serve needs Tornado: pip install -e '.[serve]' ({err})") from None
+        raise CarnacError(f"carnac serve needs Tornado: pip install 'carnac-env[serve]' ({err})") from None
     return app
 
 

@@ -99,7 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="board to train on, or 'general' for one model of every board (a mix: --mix) (default petit_menec)",
     )
     parser.add_argument("--out", required=True, help="output folder: checkpoint, models, curve, log")
-    parser.add_argument("--minutes", type=float, default=0.0, help="stop after this much wall time (0: no limit)")
+    parser.add_argument(
+        "--minutes", type=float, default=0.0, help="stop after this much wall time (default 0: no limit)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--workers",
@@ -116,7 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="play the self-play shards on Ray actors (needs the ray extra; workers need no PyTorch): alone, on a "
         "local Ray started for the run; 'auto', on the cluster of this machine; HOST:PORT, on the cluster there. "
-        "Same results as in this process (docs/training.md)",
+        "Same results as in this process (docs/training.md) (default: no Ray)",
     )
     for field in fields(Config):
         if field.name == "board":
@@ -139,7 +141,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         from carnac_env.train.trainer import Trainer
     except ImportError as err:
-        print(f"carnac train needs PyTorch (pip install carnac-env[train]): {err}", file=sys.stderr)
+        print(f"carnac train needs PyTorch (pip install 'carnac-env[train]'): {err}", file=sys.stderr)
         return 2
     from carnac_env.arena.runner import sigterm_as_interrupt
     from carnac_env.core.boards import make_board
