@@ -162,3 +162,13 @@ def test_fuzz_the_public_search_api_in_a_subprocess() -> None:
     done = subprocess.run([sys.executable, "-c", FUZZ], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "fuzzed" in done.stdout
+
+
+def test_a_replay_buffer_beyond_its_budget_is_refused_before_training() -> None:
+    from carnac_env.train.config import REPLAY_BUDGET, Config, replay_bytes
+
+    with pytest.raises(CarnacError, match=r"buffer=100000000 needs 540\.3 GiB.*limit of 16 GiB"):
+        Config(board="le_menec", buffer=100_000_000).check()
+    most = REPLAY_BUDGET // replay_bytes(1, ["le_menec"])
+    Config(board="le_menec", buffer=most).check()
+    Config(board="le_menec").check()
