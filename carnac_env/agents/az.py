@@ -126,5 +126,6 @@ class AZAgent(SeededAgent):
             rule = PUCT(self.c) if self.rule == "puct" else Gumbel(self.considered, noise=False)
             search = self._search = Search(state.board, Network(net), rule, seed=0, lanes=self.lanes)
         search.set_games([state])
+        search.check_budget(self.sims, "az option sims")
         search.run(self.sims)
         return search.best_action(0) if self.rule == "puct" else search.gumbel_action(0)

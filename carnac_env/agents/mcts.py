@@ -53,8 +53,10 @@ class MCTSAgent(SeededAgent):
     name = "mcts"
     description = "Monte Carlo tree search (UCT) with compiled random playouts"
 
-    sims: int = option(5000, "new simulations per move", low=1)
-    seconds: float = option(0.0, "seconds per move instead of sims", low=0.0)
+    sims: int = option(5000, "new simulations per move (the tree must fit in 2048 MB)", low=1, high=10_000_000)
+    seconds: float = option(
+        0.0, "seconds per move instead of sims (the tree stops growing at 2048 MB)", low=0.0, high=3600.0
+    )
     c: float = option(1.0, "UCT exploration constant", low=0.0)
     width: int = option(8, "search only the N best root actions by greedy's values; 0 all", low=0)
     playouts: int = option(1, "random playouts per new leaf", low=1, high=10_000)
@@ -114,5 +116,7 @@ class MCTSAgent(SeededAgent):
         if len(legal) == 1:
             self.last_sims = 0
             return legal[0]
+        if not self.seconds:
+            search.check_budget(self.sims, "mcts option sims")
         self.last_sims = search.run(self.sims, seconds=self.seconds)
         return search.best_action(0, ties="value")

@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from carnac_env import _checks
 from carnac_env.batch import BatchGame
-from carnac_env.batch.rules import copy_game, legal_actions, reset_all
+from carnac_env.batch.rules import OVER, copy_game, legal_actions, reset_all
 from carnac_env.batch.state import KernelState, new_state
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
@@ -44,7 +45,48 @@ from carnac_env.search.selection import (
     halving_schedule,
     improved_policy,
 )
-from carnac_env.search.tree import compact, grown, new_tree, restrict_root_edges, root_table
+from carnac_env.search.tree import compact, grown, new_tree, restrict_root_edges, root_table, tree_bytes
+
+#: The most bytes a :class:`Search`'s trees may take (all its trees together): a budget of
+#: ``sims`` that would need more is refused before anything is allocated, and a time budget
+#: (``seconds``) stops adding simulations once the next chunk would need more.
+TREE_BUDGET = 2 << 30
+#: The longest time budget :meth:`Search.run` takes, in seconds.
+MAX_SECONDS = 3600.0
+
+
+@njit(cache=True, nogil=True)
+def _kernel_board(kernel):  # pragma: no cover - compiled
+    """``(games, megaliths, min_dolmen, last_tilt, neighbours)`` of a KernelState: enough to tell
+    its board from another (the neighbours give the squares and their shape)."""
+    return kernel.cells.shape[0], kernel.megaliths, kernel.min_dolmen, kernel.last_tilt, kernel.neighbours
+
+
+def _whole_numbers(label: str, values: object, high: int, wrong: str = "out of range") -> np.ndarray:
+    """``values`` as a 1-d int64 array of whole numbers in ``0 .. high - 1``; CarnacError otherwise
+    (a float, a bool, a huge number or one out of range is refused, never truncated or wrapped)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind not in "iu" or values.ndim != 1:
+            raise CarnacError(f"{label} must be a 1-d array of integers, got {values.dtype} of shape {values.shape}")
+        items = [int(v) for v in values]
+    else:
+        try:
+            items = list(values)  # type: ignore[call-overload]
+        except TypeError:
+            raise CarnacError(f"{label} must be a sequence of whole numbers, got {type(values).__name__}") from None
+        for v in items:
+            if not _checks.is_whole(v):
+                raise CarnacError(f"{label} must be whole numbers, got {v!r}")
+        items = [int(v) for v in items]
+    for v in items:
+        if not 0 <= v < high:
+            raise CarnacError(f"{label}: {v} is {wrong}; expected 0 to {high - 1}")
+    return np.asarray(items, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _slot_over(kernel, slot):  # pragma: no cover - compiled
+    return kernel.phase[slot] == OVER
 
 
 @dataclass(frozen=True)
@@ -174,6 +216,36 @@ class Search:
             max(edges, 2 * have_edges) if edges > have_edges else have_edges,
         )
 
+    def _room_after(self, sims: int) -> tuple[int, int]:
+        """The node and edge room per tree :meth:`_make_room` would leave for ``sims`` more
+        simulations (as :meth:`_grow` sizes it, before any compaction; nothing changed)."""
+        a = self.arrays
+        have_nodes, have_edges = a.player.shape[1], a.action.shape[1]
+        live = self.active
+        if not live.any():
+            return have_nodes, have_edges
+        room = 4 * self._base_arrays.empty[live].astype(np.int64) + 5
+        nodes = int((a.size[live].astype(np.int64) + sims + 1).max())
+        edges = int((a.used[live] + (sims + 1) * room).max())
+        nodes = max(nodes, 2 * have_nodes) if nodes > have_nodes else have_nodes
+        edges = max(edges, 2 * have_edges) if edges > have_edges else have_edges
+        return nodes, edges
+
+    def tree_bytes(self, sims: int) -> int:
+        """Bytes the trees would hold after room is made for ``sims`` more simulations."""
+        nodes, edges = self._room_after(sims)
+        return tree_bytes(self.trees, nodes, edges, self.max_depth, self.lanes)
+
+    def check_budget(self, sims: int, label: str = "sims") -> None:
+        """Raise :class:`CarnacError` (naming ``label``, the value and :data:`TREE_BUDGET`) if
+        ``sims`` more simulations would need trees larger than the budget."""
+        need = self.tree_bytes(sims)
+        if need > TREE_BUDGET:
+            raise CarnacError(
+                f"{label}={sims} on board {self.board.name!r} needs search trees of {need / (1 << 20):.0f} MB, "
+                f"more than the limit of {TREE_BUDGET >> 20} MB; give fewer simulations"
+            )
+
     def _make_room(self, sims: int) -> None:
         """Room in every active tree for ``sims`` more simulations (compacting reused trees first)."""
         a = self.arrays
@@ -200,9 +272,15 @@ class Search:
         With ``reuse``, a tree whose previous search reached the new game within a few moves
         keeps that subtree and its statistics (tree reuse); otherwise it starts afresh.
         """
-        slots = np.asarray(slots, dtype=np.int64)
-        if slots.ndim != 1 or len(slots) > self.trees:
-            raise CarnacError(f"slots must be a list of at most {self.trees} game slots, got shape {slots.shape}")
+        games = self._check_kernel(kernel)
+        slots = _whole_numbers("set_roots slots", slots, games)
+        if len(slots) > self.trees:
+            raise CarnacError(f"set_roots: {len(slots)} slots for a search of {self.trees} trees")
+        if reuse not in (True, False):
+            raise CarnacError(f"set_roots reuse must be True or False, got {reuse!r}")
+        over = [int(s) for s in slots if self._kernel_over(kernel, int(s))]
+        if over:
+            raise CarnacError(f"set_roots: the games in slots {over} are over; a search needs unfinished games")
         if reuse and isinstance(self.root_selection, Gumbel):
             raise CarnacError("tree reuse needs a UCT or PUCT root; Gumbel's root plan starts from a fresh root")
         self.active[:] = False
@@ -219,10 +297,38 @@ class Search:
             self._restrict[t] = None
             self.active[t] = True
 
+    def _check_kernel(self, kernel: object) -> int:
+        """The number of games of ``kernel``, after checking it is a KernelState on this board."""
+        if not isinstance(kernel, KernelState):
+            raise CarnacError(f"set_roots needs a KernelState (BatchGame.kernel), got {type(kernel).__name__}")
+        games, megaliths, min_dolmen, last_tilt, neighbours = _kernel_board(kernel)
+        b = self.board
+        mine = (b.megaliths, b.min_dolmen, b.last_tilt)
+        if (megaliths, min_dolmen, bool(last_tilt)) != mine or not np.array_equal(neighbours, b.arrays.neighbours):
+            raise CarnacError(
+                f"set_roots: the games are not on this search's board {b.name!r} ({b.rows} x {b.cols}, "
+                f"{b.megaliths} megaliths); build a Search for their board"
+            )
+        return int(games)
+
+    @staticmethod
+    def _kernel_over(kernel: KernelState, slot: int) -> bool:
+        return bool(_slot_over(kernel, slot))
+
     def set_games(self, states: Sequence[GameState], reuse: bool = False) -> None:
         """:meth:`set_roots` for core game states (unfinished, on this board), one per tree."""
+        if isinstance(states, GameState) or not isinstance(states, Sequence):
+            raise CarnacError(f"set_games needs a list of GameState, got {type(states).__name__}")
         if len(states) > self.trees:
             raise CarnacError(f"{len(states)} games for a search of {self.trees} trees")
+        for state in states:
+            if not isinstance(state, GameState):
+                raise CarnacError(f"set_games needs GameState objects, got {type(state).__name__}")
+            if state.board != self.board:
+                raise CarnacError(
+                    f"set_games: a game on board {state.board.name!r} for a search on {self.board.name!r}; "
+                    "build a Search for its board"
+                )
         if self._games is None:
             self._games = BatchGame(self.board, num_envs=self.trees, seed=0)
         for i, state in enumerate(states):
@@ -235,10 +341,17 @@ class Search:
         """Search only ``actions`` (legal ones, e.g. the best few by some ranking) at tree ``t``'s
         root, or every legal action with None. A reused root keeps the statistics of the
         actions it keeps; call after :meth:`set_roots` or :meth:`set_games`, before :meth:`run`."""
+        t = self._tree(t, "restrict_root")
+        if not self.active[t]:
+            raise CarnacError(f"restrict_root: tree {t} has no root; call set_roots or set_games first")
         if actions is None:
             self._restrict[t] = None
             return
-        wanted = np.unique(np.asarray(actions, dtype=np.int32))
+        wanted = np.unique(
+            _whole_numbers("restrict_root actions", actions, self.num_actions, "not legal (out of range)").astype(
+                np.int32
+            )
+        )
         legal = self._legal(t)
         if len(wanted) == 0 or not np.isin(wanted, legal).all():
             raise CarnacError(f"root actions {list(map(int, wanted))} are not legal actions of tree {t}'s root")
@@ -282,6 +395,21 @@ class Search:
             if isinstance(self.root_selection, Gumbel) and self.root_selection.noise:
                 a.noise[t, first : first + count] = self._noise_rng.gumbel(size=count)
 
+    def _tree(self, t: object, caller: str) -> int:
+        """``t`` checked as a tree index of this search."""
+        if not _checks.is_whole(t) or not 0 <= int(t) < self.trees:  # type: ignore[arg-type]
+            raise CarnacError(f"{caller}: tree {t!r} is not a tree of this search; expected 0 to {self.trees - 1}")
+        return int(t)  # type: ignore[arg-type]
+
+    def _searched(self, t: object, caller: str) -> int:
+        """``t`` checked as a tree whose root has been expanded (by :meth:`run` or :meth:`expand_roots`)."""
+        t = self._tree(t, caller)
+        a = self.arrays
+        root = int(a.root[t])
+        if root < 0 or a.count[t, root] < 0:
+            raise CarnacError(f"{caller}: tree {t} has not been searched; call set_roots or set_games, then run")
+        return t
+
     def _legal(self, t: int) -> np.ndarray:
         count = legal_actions(self.base, t, self._buffer)
         return self._buffer[:count].copy()
@@ -310,7 +438,10 @@ class Search:
         """Run ``sims`` simulations in every active tree (expanding new roots first), or, with
         ``seconds`` > 0 and playouts, as many as fit in that time. Returns the simulations run
         per tree (also in :attr:`last_sims`)."""
-        sims = _checks.whole("sims", sims, 0)
+        sims = _checks.whole("sims", sims, 0, 1 << 40)
+        seconds = _checks.number("seconds", seconds, 0.0, MAX_SECONDS)
+        if not seconds and sims:
+            self.check_budget(sims)
         with blas_single_thread():
             return self._run(sims, seconds)
 
@@ -384,6 +515,8 @@ class Search:
         chunk = 64
         done = 0
         while True:
+            if self.tree_bytes(chunk) > TREE_BUDGET:
+                break  # the trees are as large as the budget allows: keep what was searched
             self._make_room(chunk)
             for t in np.flatnonzero(self.active):
                 simulation.run_playouts(
@@ -420,6 +553,7 @@ class Search:
     # ------------------------------------------------------------------ results
     def root(self, t: int = 0) -> RootEdges:
         """Tree ``t``'s root edges after the search (sorted by action number)."""
+        t = self._searched(t, "root")
         a = self.arrays
         count = int(a.count[t, a.root[t]])
         actions = np.zeros(count, np.int32)
@@ -434,7 +568,11 @@ class Search:
     def best_action(self, t: int = 0, ties: str = "prior") -> int:
         """The most visited root action; ties go to the higher prior (``ties="prior"``) or
         the higher mean value (``"value"``), then to the lower action number."""
-        edges = self.root(t)
+        if ties not in ("prior", "value"):
+            raise CarnacError(f"best_action ties={ties!r}; expected 'prior' or 'value'")
+        edges = self.root(self._searched(t, "best_action"))
+        if len(edges.actions) == 0:
+            raise CarnacError(f"best_action: tree {t}'s root has no actions")
         second = edges.priors if ties == "prior" else edges.values
         order = np.lexsort((edges.actions, -second, -edges.visits))
         return int(edges.actions[order[0]])
@@ -445,6 +583,7 @@ class Search:
         rule = self.root_selection
         if not isinstance(rule, Gumbel):
             raise CarnacError("gumbel_action needs a search with the Gumbel selection")
+        t = self._searched(t, "gumbel_action")
         a = self.arrays
         root = int(a.root[t])
         first, count = int(a.first[t, root]), int(a.count[t, root])
@@ -460,6 +599,7 @@ class Search:
         """``(actions, probabilities)`` of the root: Gumbel's improved policy
         ``softmax(logit + sigma(completed q))`` with the Gumbel selection, else the visit counts'
         distribution (the priors if nothing was visited). Sorted by action number."""
+        t = self._searched(t, "policy")
         a = self.arrays
         root = int(a.root[t])
         first, count = int(a.first[t, root]), int(a.count[t, root])
@@ -478,6 +618,7 @@ class Search:
     def root_value(self, t: int = 0) -> float:
         """The search's value of tree ``t``'s root for its player to act: the visit-weighted
         mean of the root edges' values (the evaluator's value before any visit)."""
+        t = self._searched(t, "root_value")
         edges = self.root(t)
         total = edges.visits.sum()
         if total == 0:

@@ -42,7 +42,7 @@ from numba.experimental import structref
 
 from carnac_env.batch.rules import NOT_OVER
 
-__all__ = ["FIELDS", "PENDING", "VIRTUAL_LOSS", "Tree", "TreeArrays", "TreeField", "grown", "new_tree"]
+__all__ = ["FIELDS", "PENDING", "VIRTUAL_LOSS", "Tree", "TreeArrays", "TreeField", "grown", "new_tree", "tree_bytes"]
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -167,6 +167,17 @@ def new_tree(trees: int, nodes: int, edges: int, max_depth: int, lanes: int = 1)
     t = int(trees)
     arrays = TreeArrays(*(_allocate(f, _shape(f.kind, t, nodes, edges, max_depth, lanes)) for f in FIELDS))
     return _tree_of(arrays), arrays
+
+
+def tree_bytes(trees: int, nodes: int, edges: int, max_depth: int, lanes: int = 1) -> int:
+    """The bytes :func:`new_tree` allocates for these sizes, from :data:`FIELDS` (nothing allocated)."""
+    total = 0
+    for f in FIELDS:
+        count = 1
+        for n in _shape(f.kind, int(trees), int(nodes), int(edges), int(max_depth), int(lanes)):
+            count *= n
+        total += count * np.dtype(f.dtype).itemsize
+    return total
 
 
 def _allocate(field: TreeField, shape: tuple[int, ...]) -> np.ndarray:

@@ -7,10 +7,14 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from carnac_env import _checks
+from carnac_env.core.boards import make_board
 from carnac_env.errors import CarnacError
 from carnac_env.train.mix import BoardMix
 
-__all__ = ["Config", "check_shards", "config_from"]
+__all__ = ["REPLAY_BUDGET", "Config", "check_shards", "config_from", "replay_bytes"]
+
+#: The most bytes the replay buffer may hold (``buffer`` positions of the run's largest board).
+REPLAY_BUDGET = 16 << 30
 
 #: The self-play search rules.
 RULES = ("gumbel", "puct")
@@ -124,11 +128,29 @@ class Config:
                     f"({', '.join(mix.builtin)})"
                 )
         check_shards(self.selfplay_shards, self.games)
+        need = replay_bytes(self.buffer, mix.builtin)
+        if need > REPLAY_BUDGET:
+            per = replay_bytes(1, mix.builtin)
+            raise CarnacError(
+                f"training setting buffer={self.buffer} needs {need / (1 << 30):.1f} GiB for the replay buffer "
+                f"({per} bytes a position on the run's largest board), more than the limit of "
+                f"{REPLAY_BUDGET >> 30} GiB; the most it allows is buffer={REPLAY_BUDGET // per}"
+            )
         return self
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (for JSON and checkpoints)."""
         return asdict(self)
+
+
+def replay_bytes(positions: int, boards: list[str]) -> int:
+    """Bytes ``positions`` training positions take on the largest of ``boards`` (the fields of
+    :mod:`carnac_env.train.replay`: planes, mask, policy, values, ownership, dolmens)."""
+    most = 0
+    for name in boards or ["le_menec"]:
+        b = make_board(name)
+        most = max(most, b.squares * 9 + b.num_actions * 5 + 3 * 4 + b.squares + 2 * 2)
+    return int(positions) * most
 
 
 def check_shards(shards: Any, games: int) -> int:
