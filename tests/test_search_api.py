@@ -156,6 +156,7 @@ FUZZ = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # about a minute: hypothesis's 300 call sequences
 def test_fuzz_the_public_search_api_in_a_subprocess() -> None:
     """Random call sequences with bad and good arguments: only CarnacError, and no crash (a
     segfault in compiled code would end the subprocess, failing this test, not pytest)."""
