@@ -55,7 +55,7 @@ def test_make_vec_uses_the_batched_env() -> None:
     assert envs.observation_space.shape == (8, 5, 8, 9)
     obs, infos = envs.reset(seed=0)
     assert obs in envs.observation_space
-    assert infos["action_mask"].shape == (8, 165) and infos["action_mask"].dtype == bool
+    assert infos["action_mask"].shape == (8, 165) and infos["action_mask"].dtype == np.int8
     assert (infos["seat"] == 1).all()
     same = gym.make_vec(ENV_ID, num_envs=2, board="small", autoreset_mode=AutoresetMode.SAME_STEP)
     assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
@@ -252,7 +252,7 @@ def test_observations_and_masks_are_the_learners(seat) -> None:
             state = envs.games.get_state(i)
             assert state.to_act == seats[i]
             np.testing.assert_array_equal(obs[i], observation_planes(state, int(seats[i])))
-            np.testing.assert_array_equal(infos["action_mask"][i], legal_mask(state).astype(bool))
+            np.testing.assert_array_equal(infos["action_mask"][i], legal_mask(state))
         obs, rewards, terminated, truncated, infos = envs.step(random_actions(infos["action_mask"], rng))
         assert not truncated.any()
         assert set(np.unique(rewards[terminated])) <= {-1.0, 0.0, 1.0}
