@@ -197,6 +197,26 @@ def test_illegal_action_is_refused_and_changes_nothing() -> None:
     assert state.action_to_string(0, 0) == "a1 Rns"
 
 
+@pytest.mark.parametrize("action", [4, 10_000])  # a placement while a tilt is pending; outside the game
+def test_illegal_action_is_both_a_spiel_error_and_ours(action: int) -> None:
+    """OpenSpiel's tools catch ``pyspiel.SpielError`` for an illegal move (RLlib's OpenSpielEnv then
+    plays a random legal one); carnac_env's callers catch IllegalActionError. One error is both."""
+    state = pyspiel.load_game("python_carnac", {"board": "small"}).new_initial_state()
+    state.apply_action(0)
+    before = (state.history(), state.game_state.copy())
+    with pytest.raises(pyspiel.SpielError) as caught:
+        state.apply_action(action)
+    assert isinstance(caught.value, IllegalActionError) and isinstance(caught.value, ValueError)
+    assert type(caught.value) is cos.SpielIllegalActionError
+    assert "is illegal" in str(caught.value)
+    assert (state.history(), state.game_state) == before
+    try:  # the shape of RLlib's OpenSpielEnv.step
+        state.apply_action(action)
+    except pyspiel.SpielError:
+        state.apply_action(int(np.random.default_rng(0).choice(state.legal_actions())))
+    assert len(state.history()) == 2
+
+
 # --------------------------------------------------------------------------- clones and serialisation
 def test_clone_is_independent_and_shares_the_board() -> None:
     game = pyspiel.load_game("python_carnac", {"board": "small"})
