@@ -328,3 +328,23 @@ def test_shimmy_env_argument_loses_the_parameters_on_reset() -> None:
     assert env.observation_space("player_0").shape == (5, 8, 9)
     env.reset(seed=0)
     assert env.observation_space("player_0").shape == (7, 10, 9)  # the medium board, the default
+
+
+def test_python_alpha_beta_and_rl_environment_run_on_python_carnac() -> None:
+    """OpenSpiel's Python algorithms run on a Python game (docs/openspiel.md): alpha-beta to a depth
+    with a value function, and rl_environment's loop through a whole game."""
+    from open_spiel.python import rl_environment
+    from open_spiel.python.algorithms import minimax
+
+    game = pyspiel.load_game("python_carnac", {"board": "petit_menec"})
+    state = game.new_initial_state()
+    value, action = minimax.alpha_beta_search(
+        game, state, value_function=lambda s: 0.0, maximum_depth=2, maximizing_player_id=0
+    )
+    assert value == 0.0 and action in state.legal_actions()
+    env = rl_environment.Environment(game)
+    step, rng = env.reset(), np.random.default_rng(0)
+    while not step.last():
+        player = step.observations["current_player"]
+        step = env.step([int(rng.choice(step.observations["legal_actions"][player]))])
+    assert sorted(step.rewards) in ([-1.0, 1.0], [0.0, 0.0])
