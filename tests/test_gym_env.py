@@ -199,6 +199,7 @@ def test_illegal_action_loses_by_default_and_changes_nothing() -> None:
     _obs, reward, done, truncated, info = env.step(illegal)
     assert (reward, done, truncated) == (-1.0, True, False)
     assert info["illegal_action"] is True and "is illegal" in env.unwrapped.forfeit
+    assert info["winner"] == 1  # the forfeit names its winner: the opponent
     assert env.game == before
     assert env.action_masks().all() and info["action_mask"].all()  # the episode is over
     with pytest.raises(CarnacError, match="reset"):

@@ -98,7 +98,7 @@ def _learner(mask: np.ndarray, step: int) -> np.ndarray:
     actions = learner_actions(mask, step)
     if step % 5 == 4:
         i = step % len(mask)
-        illegal = np.flatnonzero(~mask[i])
+        illegal = np.flatnonzero(mask[i] == 0)
         if len(illegal):
             actions[i] = illegal[(step // 5) % len(illegal)]
     return actions
@@ -142,7 +142,9 @@ def test_every_vectorization_mode_is_the_same_env(autoreset: AutoresetMode, opti
             seen["terminated"] += int(terminated.sum())
             seen["truncated"] += int(truncated.sum())
             ended = infos.get("final_info", infos)
-            seen["forfeits"] += int((ended["illegal_action"] & (terminated | truncated)).sum())
+            forfeits = ended["illegal_action"] & (terminated | truncated)
+            seen["forfeits"] += int(forfeits.sum())
+            np.testing.assert_array_equal(ended["winner"][forfeits], 1 - ended["seat"][forfeits])  # named
         assert seen["terminated"] > 3 and seen["truncated"] > 3 and seen["forfeits"] > 0, seen
     finally:
         for env in envs.values():
@@ -358,7 +360,7 @@ def test_illegal_learner_actions_raise_and_change_nothing() -> None:
     before = [envs.games.get_state(i) for i in range(4)]
     mask = envs.action_masks()
     actions = learner_actions(mask, 1)
-    actions[2] = int(np.flatnonzero(~mask[2])[0])
+    actions[2] = int(np.flatnonzero(mask[2] == 0)[0])
     with pytest.raises(IllegalActionError, match=r"envs \[2\]"):
         envs.step(actions)
     assert [envs.games.get_state(i) for i in range(4)] == before

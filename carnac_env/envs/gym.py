@@ -64,8 +64,9 @@ the AEC env ``"dolmens"`` (the learner's dolmen sizes, largest first, zero-padde
 length), ``"score"`` (BGA score) and ``"winner"`` (0, 1, or -1 for a draw or a game not over),
 with ``"opponent_dolmens"`` and ``"opponent_score"`` beside them for the other seat, all
 filled in on the last step; ``"illegal_action"`` (bool) is True on a forfeit, whose reason is
-:attr:`CarnacEnv.forfeit`. Every value is a number or a numeric array, so TorchRL's
-``auto_register_info_dict`` and Tianshou's buffers can store them.
+:attr:`CarnacEnv.forfeit`, and whose ``"winner"`` is the opponent's seat. Every value is a
+number or a numeric array, so TorchRL's ``auto_register_info_dict`` and Tianshou's buffers can
+store them.
 
 If the opponent raises (an illegal choice, or any exception of its own), the learner's move is
 taken back before the error propagates, so the env is left as it was before ``step``; an
@@ -265,7 +266,7 @@ class CarnacEnv(gym.Env):
             seat=self.seat,
             dolmens=ends["dolmens"],
             score=ends["score"],
-            winner=ends["winner"],
+            winner=1 - self.seat if self._forfeit is not None else ends["winner"],
             opponent_dolmens=other["dolmens"],
             opponent_score=other["score"],
             illegal_action=self._forfeit is not None,

@@ -25,7 +25,8 @@ class AECInfo(TypedDict):
     dolmens: np.ndarray
     #: The agent's BGA score (100 per dolmen plus the largest dolmen's size).
     score: int
-    #: 0 (``player_0``), 1 (``player_1``), or -1 for a draw or a game not over.
+    #: 0 (``player_0``), 1 (``player_1``), or -1 for a draw or a game not over; after a forfeit
+    #: (an illegal action), the other player.
     winner: int
 
 

@@ -436,6 +436,8 @@ class CarnacVectorEnv(VectorEnv):
             "opponent_score": np.zeros(n, dtype=np.int64),
             "illegal_action": ends.illegal & done,
         }
+        forfeits = ends.illegal & done
+        info["winner"][forfeits] = 1 - ends.seat[forfeits]  # the learner lost by forfeit
         rows = np.flatnonzero(ends.by_rules & done)
         if len(rows):
             # The final cells, from the learner's last view (its own and its opponent's colour planes).
