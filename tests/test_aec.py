@@ -921,3 +921,19 @@ def test_the_wrapper_enforces_the_call_order_as_pettingzoo_does() -> None:
     with pytest.raises(AssertionError, match="need to call step"):
         next(turns)  # a turn that was not stepped
     assert str(env) == "carnac_v0"
+
+
+@pytest.mark.parametrize("offender", [0, 1])
+def test_a_forfeit_names_its_winner_in_the_infos(offender: int) -> None:
+    """An illegal action through carnac_env.env() ends the game; both infos name the other agent
+    as the winner (not -1, which means a draw or a game not over)."""
+    env = carnac_env.env(board="small")
+    env.reset(seed=0)
+    if offender == 1:
+        env.step(0)  # Red places; White is to respond
+    agent = env.agent_selection
+    assert agent == f"player_{offender}"
+    mask = env.observe(agent)["action_mask"]
+    env.step(int(np.flatnonzero(mask == 0)[0]))
+    assert env.rewards[agent] == -1 and all(env.terminations.values())
+    assert {name: info["winner"] for name, info in env.infos.items()} == dict.fromkeys(env.infos, 1 - offender)

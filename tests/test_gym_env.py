@@ -129,9 +129,9 @@ def test_mask_in_info_and_action_masks_agree_with_the_core() -> None:
     obs, info = env.reset(seed=1)
     for _ in range(15):
         mask = env.action_masks()
-        assert mask.dtype == bool
+        assert mask.dtype == np.int8  # the one mask dtype (docs/environment.md)
         np.testing.assert_array_equal(info["action_mask"], mask)
-        np.testing.assert_array_equal(mask, legal_mask(env.game, 1).astype(bool))
+        np.testing.assert_array_equal(mask, legal_mask(env.game, 1))
         np.testing.assert_array_equal(obs, observation_planes(env.game, 1))
         assert env.game.to_act == 1
         obs, _, done, _, info = env.step(int(np.flatnonzero(mask)[0]))
@@ -195,10 +195,11 @@ def test_illegal_action_loses_by_default_and_changes_nothing() -> None:
     env.reset(seed=0)
     env.step(0)
     before = env.game.copy()
-    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    illegal = int(np.flatnonzero(env.action_masks() == 0)[0])
     _obs, reward, done, truncated, info = env.step(illegal)
     assert (reward, done, truncated) == (-1.0, True, False)
     assert info["illegal_action"] is True and "is illegal" in env.unwrapped.forfeit
+    assert info["winner"] == 1  # the forfeit names its winner: the opponent
     assert env.game == before
     assert env.action_masks().all() and info["action_mask"].all()  # the episode is over
     with pytest.raises(CarnacError, match="reset"):
@@ -210,7 +211,7 @@ def test_illegal_action_raises_when_asked() -> None:
     env.reset(seed=0)
     env.step(0)
     before = env.game.copy()
-    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    illegal = int(np.flatnonzero(env.action_masks() == 0)[0])
     with pytest.raises(IllegalActionError, match=f"action {illegal}"):
         env.step(illegal)
     assert env.game == before
@@ -438,7 +439,7 @@ def test_mask_in_observation(layout: str) -> None:
     env = CarnacEnv("small", observation=layout, mask_in_observation=True)
     obs, info = env.reset(seed=0)
     assert obs in env.observation_space and set(obs) == {"observation", "action_mask"}
-    np.testing.assert_array_equal(obs["action_mask"].astype(bool), info["action_mask"])
+    np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
     plain = CarnacEnv("small", observation=layout)
     np.testing.assert_array_equal(obs["observation"], plain.reset(seed=0)[0])
     with warnings.catch_warnings():

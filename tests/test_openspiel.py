@@ -197,6 +197,26 @@ def test_illegal_action_is_refused_and_changes_nothing() -> None:
     assert state.action_to_string(0, 0) == "a1 Rns"
 
 
+@pytest.mark.parametrize("action", [4, 10_000])  # a placement while a tilt is pending; outside the game
+def test_illegal_action_is_both_a_spiel_error_and_ours(action: int) -> None:
+    """OpenSpiel's tools catch ``pyspiel.SpielError`` for an illegal move (RLlib's OpenSpielEnv then
+    plays a random legal one); carnac_env's callers catch IllegalActionError. One error is both."""
+    state = pyspiel.load_game("python_carnac", {"board": "small"}).new_initial_state()
+    state.apply_action(0)
+    before = (state.history(), state.game_state.copy())
+    with pytest.raises(pyspiel.SpielError) as caught:
+        state.apply_action(action)
+    assert isinstance(caught.value, IllegalActionError) and isinstance(caught.value, ValueError)
+    assert type(caught.value) is cos.SpielIllegalActionError
+    assert "is illegal" in str(caught.value)
+    assert (state.history(), state.game_state) == before
+    try:  # the shape of RLlib's OpenSpielEnv.step
+        state.apply_action(action)
+    except pyspiel.SpielError:
+        state.apply_action(int(np.random.default_rng(0).choice(state.legal_actions())))
+    assert len(state.history()) == 2
+
+
 # --------------------------------------------------------------------------- clones and serialisation
 def test_clone_is_independent_and_shares_the_board() -> None:
     game = pyspiel.load_game("python_carnac", {"board": "small"})
@@ -308,3 +328,23 @@ def test_shimmy_env_argument_loses_the_parameters_on_reset() -> None:
     assert env.observation_space("player_0").shape == (5, 8, 9)
     env.reset(seed=0)
     assert env.observation_space("player_0").shape == (7, 10, 9)  # the medium board, the default
+
+
+def test_python_alpha_beta_and_rl_environment_run_on_python_carnac() -> None:
+    """OpenSpiel's Python algorithms run on a Python game (docs/openspiel.md): alpha-beta to a depth
+    with a value function, and rl_environment's loop through a whole game."""
+    from open_spiel.python import rl_environment
+    from open_spiel.python.algorithms import minimax
+
+    game = pyspiel.load_game("python_carnac", {"board": "petit_menec"})
+    state = game.new_initial_state()
+    value, action = minimax.alpha_beta_search(
+        game, state, value_function=lambda s: 0.0, maximum_depth=2, maximizing_player_id=0
+    )
+    assert value == 0.0 and action in state.legal_actions()
+    env = rl_environment.Environment(game)
+    step, rng = env.reset(), np.random.default_rng(0)
+    while not step.last():
+        player = step.observations["current_player"]
+        step = env.step([int(rng.choice(step.observations["legal_actions"][player]))])
+    assert sorted(step.rewards) in ([-1.0, 1.0], [0.0, 0.0])

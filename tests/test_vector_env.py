@@ -55,7 +55,7 @@ def test_make_vec_uses_the_batched_env() -> None:
     assert envs.observation_space.shape == (8, 5, 8, 9)
     obs, infos = envs.reset(seed=0)
     assert obs in envs.observation_space
-    assert infos["action_mask"].shape == (8, 165) and infos["action_mask"].dtype == bool
+    assert infos["action_mask"].shape == (8, 165) and infos["action_mask"].dtype == np.int8
     assert (infos["seat"] == 1).all()
     same = gym.make_vec(ENV_ID, num_envs=2, board="small", autoreset_mode=AutoresetMode.SAME_STEP)
     assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
@@ -98,7 +98,7 @@ def _learner(mask: np.ndarray, step: int) -> np.ndarray:
     actions = learner_actions(mask, step)
     if step % 5 == 4:
         i = step % len(mask)
-        illegal = np.flatnonzero(~mask[i])
+        illegal = np.flatnonzero(mask[i] == 0)
         if len(illegal):
             actions[i] = illegal[(step // 5) % len(illegal)]
     return actions
@@ -142,7 +142,9 @@ def test_every_vectorization_mode_is_the_same_env(autoreset: AutoresetMode, opti
             seen["terminated"] += int(terminated.sum())
             seen["truncated"] += int(truncated.sum())
             ended = infos.get("final_info", infos)
-            seen["forfeits"] += int((ended["illegal_action"] & (terminated | truncated)).sum())
+            forfeits = ended["illegal_action"] & (terminated | truncated)
+            seen["forfeits"] += int(forfeits.sum())
+            np.testing.assert_array_equal(ended["winner"][forfeits], 1 - ended["seat"][forfeits])  # named
         assert seen["terminated"] > 3 and seen["truncated"] > 3 and seen["forfeits"] > 0, seen
     finally:
         for env in envs.values():
@@ -252,7 +254,7 @@ def test_observations_and_masks_are_the_learners(seat) -> None:
             state = envs.games.get_state(i)
             assert state.to_act == seats[i]
             np.testing.assert_array_equal(obs[i], observation_planes(state, int(seats[i])))
-            np.testing.assert_array_equal(infos["action_mask"][i], legal_mask(state).astype(bool))
+            np.testing.assert_array_equal(infos["action_mask"][i], legal_mask(state))
         obs, rewards, terminated, truncated, infos = envs.step(random_actions(infos["action_mask"], rng))
         assert not truncated.any()
         assert set(np.unique(rewards[terminated])) <= {-1.0, 0.0, 1.0}
@@ -358,7 +360,7 @@ def test_illegal_learner_actions_raise_and_change_nothing() -> None:
     before = [envs.games.get_state(i) for i in range(4)]
     mask = envs.action_masks()
     actions = learner_actions(mask, 1)
-    actions[2] = int(np.flatnonzero(~mask[2])[0])
+    actions[2] = int(np.flatnonzero(mask[2] == 0)[0])
     with pytest.raises(IllegalActionError, match=r"envs \[2\]"):
         envs.step(actions)
     assert [envs.games.get_state(i) for i in range(4)] == before

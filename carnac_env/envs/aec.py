@@ -271,7 +271,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def forfeit(self, reward: float) -> None:
         """End the game now with ``reward`` for ``agent_selection`` and 0 for the other, both
         agents terminated and truncated: PettingZoo's rule for an illegal move, which
-        ``carnac_env.env()`` applies (the game itself is left as it was).
+        ``carnac_env.env()`` applies (the game itself is left as it was). Both agents' infos
+        name the other agent as the ``winner`` (the offender loses by forfeit); dolmens and
+        score stay as they were (zeros: the game did not reach its end).
 
         Raises:
             CarnacError: the agent to act is already done.
@@ -284,6 +286,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.truncations = dict.fromkeys(self.agents, True)
         self.rewards = dict.fromkeys(self.agents, 0)
         self.rewards[agent] = float(reward)
+        winner = 1 - AGENTS.index(agent)
+        self.infos = {name: {**info, "winner": winner} for name, info in self.infos.items()}
         self._accumulate_rewards()
         self._deads_step_first()
 

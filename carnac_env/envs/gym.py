@@ -7,9 +7,10 @@ Observation space    ``Box(int8, (rows, cols, 9))``: the planes of
                      :func:`carnac_env.core.observation.observation_planes`, seen by the learner;
                      with ``observation="image"``, ``Box(uint8, 0-255, (9, H, W))`` for
                      Stable-Baselines3's stock ``CnnPolicy`` (see below)
-Action mask          ``info["action_mask"]`` (bool) and ``env.unwrapped.action_masks()``
-                     (the sb3-contrib ``MaskablePPO`` convention); all True once the
-                     episode is over
+Action mask          ``info["action_mask"]`` and ``env.unwrapped.action_masks()`` (the
+                     sb3-contrib ``MaskablePPO`` convention): int8 0/1, as the AEC env's and
+                     as Gymnasium's ``Discrete.sample(mask=...)`` takes it; all ones once
+                     the episode is over
 Info                 :class:`carnac_env.envs.infos.GymInfo` (a ``TypedDict``)
 Reward               the game result for the learner, +1 win, -1 loss, 0 draw, on the last step
 Vector form          ``gymnasium.make_vec("carnac_env/Carnac-v0", num_envs=1024)``:
@@ -63,8 +64,9 @@ the AEC env ``"dolmens"`` (the learner's dolmen sizes, largest first, zero-padde
 length), ``"score"`` (BGA score) and ``"winner"`` (0, 1, or -1 for a draw or a game not over),
 with ``"opponent_dolmens"`` and ``"opponent_score"`` beside them for the other seat, all
 filled in on the last step; ``"illegal_action"`` (bool) is True on a forfeit, whose reason is
-:attr:`CarnacEnv.forfeit`. Every value is a number or a numeric array, so TorchRL's
-``auto_register_info_dict`` and Tianshou's buffers can store them.
+:attr:`CarnacEnv.forfeit`, and whose ``"winner"`` is the opponent's seat. Every value is a
+number or a numeric array, so TorchRL's ``auto_register_info_dict`` and Tianshou's buffers can
+store them.
 
 If the opponent raises (an illegal choice, or any exception of its own), the learner's move is
 taken back before the error propagates, so the env is left as it was before ``step``; an
@@ -264,7 +266,7 @@ class CarnacEnv(gym.Env):
             seat=self.seat,
             dolmens=ends["dolmens"],
             score=ends["score"],
-            winner=ends["winner"],
+            winner=1 - self.seat if self._forfeit is not None else ends["winner"],
             opponent_dolmens=other["dolmens"],
             opponent_score=other["score"],
             illegal_action=self._forfeit is not None,
@@ -276,12 +278,13 @@ class CarnacEnv(gym.Env):
         return self._forfeit
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as a bool array; all True once the episode is over (the
-        game ended or was forfeited), so that a policy fed the last observation never meets
+        """The learner's legal actions as an int8 0/1 array (the package's one mask dtype, which
+        ``self.action_space.sample(mask=...)`` takes as it is); all ones once the episode is over
+        (the game ended or was forfeited), so that a policy fed the last observation never meets
         an empty mask (the package's convention for a finished game, as Pgx's)."""
         if self._forfeit is not None:
-            return np.ones(self.board.num_actions, dtype=bool)
-        return self.aec.tracker.mask(self.seat).astype(bool)
+            return np.ones(self.board.num_actions, dtype=np.int8)
+        return self.aec.tracker.mask(self.seat)
 
     def render(self) -> str | None:
         """Draw the game as the AEC env does (``"ansi"`` returns text, ``"human"`` prints it)."""

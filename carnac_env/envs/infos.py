@@ -25,14 +25,15 @@ class AECInfo(TypedDict):
     dolmens: np.ndarray
     #: The agent's BGA score (100 per dolmen plus the largest dolmen's size).
     score: int
-    #: 0 (``player_0``), 1 (``player_1``), or -1 for a draw or a game not over.
+    #: 0 (``player_0``), 1 (``player_1``), or -1 for a draw or a game not over; after a forfeit
+    #: (an illegal action), the other player.
     winner: int
 
 
 class GymInfo(AECInfo):
     """``info`` of the single-agent Gymnasium env (:mod:`carnac_env.envs.gym`), at every step."""
 
-    #: bool ``(num_actions,)``: the learner's legal actions (all True once the episode is over).
+    #: int8 0/1 ``(num_actions,)``: the learner's legal actions (all ones once the episode is over).
     action_mask: np.ndarray
     #: The learner's seat in this game: 0 (Red) or 1 (White).
     seat: int
@@ -50,7 +51,7 @@ class VectorInfo(TypedDict, total=False):
     ``SyncVectorEnv`` and ``AsyncVectorEnv`` stack them; with same-step autoreset, also the
     finished games' ``final_obs`` and ``final_info`` (a :class:`VectorInfo` without them)."""
 
-    action_mask: np.ndarray  # bool (N, num_actions)
+    action_mask: np.ndarray  # int8 0/1 (N, num_actions)
     _action_mask: np.ndarray  # bool (N,)
     seat: np.ndarray  # int64 (N,)
     _seat: np.ndarray

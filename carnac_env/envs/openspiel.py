@@ -59,10 +59,10 @@ from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text
 from carnac_env.core.observation import NUM_PLANES, observation_planes
 from carnac_env.core.record import GameRecord
-from carnac_env.errors import CarnacError, RecordError
+from carnac_env.errors import CarnacError, IllegalActionError, RecordError
 from carnac_env.render.ansi import render_text
 
-__all__ = ["GAME_TYPE", "SHORT_NAME", "CarnacGame", "CarnacState", "load_game"]
+__all__ = ["GAME_TYPE", "SHORT_NAME", "CarnacGame", "CarnacState", "SpielIllegalActionError", "load_game"]
 
 SHORT_NAME = "python_carnac"
 #: The parameters OpenSpiel passes (with their defaults).
@@ -84,6 +84,13 @@ GAME_TYPE = pyspiel.GameType(
     provides_observation_tensor=True,
     parameter_specification=PARAMETERS,
 )
+
+
+class SpielIllegalActionError(IllegalActionError, pyspiel.SpielError):
+    """An illegal action through ``python_carnac``: both carnac_env's :class:`IllegalActionError`
+    (a ``ValueError``) and ``pyspiel.SpielError``, which OpenSpiel's own tools catch for an illegal
+    move (RLlib's ``OpenSpielEnv`` plays a random legal move instead, with a penalty). It exists
+    only where pyspiel imports: this module is the one that needs it."""
 
 
 def board_from_parameters(params: dict[str, Any]) -> Board:
@@ -170,7 +177,10 @@ class CarnacState(pyspiel.State):
         return self.game_state.legal_actions()
 
     def _apply_action(self, action: int) -> None:
-        self.game_state.apply(action)  # an illegal action raises IllegalActionError, state unchanged
+        try:
+            self.game_state.apply(action)  # an illegal action changes nothing
+        except IllegalActionError as error:
+            raise SpielIllegalActionError(str(error)) from None
 
     def _action_to_string(self, player: int, action: int) -> str:
         board = self.game_state.board

@@ -90,7 +90,7 @@ def learner_observation(
 ) -> Any:
     """What the learner sees, in the layout of :func:`learner_space`: ``planes`` (``(..., rows,
     cols, 9)`` int8, one observation or a batch) as they are or as an image, beside ``mask``
-    (bool, ``(..., num_actions)``) as int8 with ``mask_in_observation``."""
+    (``(..., num_actions)``, bool or int8) as int8 with ``mask_in_observation``."""
     shown = image_observation(planes, board, scale) if layout == "image" else planes
     if mask_in_observation:
         return {"observation": shown, "action_mask": mask.astype(np.int8)}

@@ -48,7 +48,8 @@ actions. After the learner's actions the opponent moves, as many times as the ru
 the turn, until the learner acts again in every game.
 
 **Infos** (:class:`~carnac_env.envs.infos.VectorInfo`): the single env's keys, stacked, each
-with its ``_key`` mask (all True): ``action_mask`` ``(N, num_actions)`` bool (also
+with its ``_key`` mask (all True): ``action_mask`` ``(N, num_actions)`` int8 0/1, the single
+env's dtype (also
 :meth:`CarnacVectorEnv.action_masks`, sb3-contrib's convention), ``seat``, ``dolmens``,
 ``score``, ``winner``, ``opponent_dolmens``, ``opponent_score`` (filled in at a game's end) and
 ``illegal_action``.
@@ -412,7 +413,7 @@ class CarnacVectorEnv(VectorEnv):
         """Every game's info as a game in progress (the single env's info before the end)."""
         n = self.num_envs
         return {
-            "action_mask": self._mask.copy(),
+            "action_mask": self._mask.astype(np.int8),
             "seat": self._seats.astype(np.int64),
             "dolmens": np.zeros((n, self._slots), dtype=np.int16),
             "score": np.zeros(n, dtype=np.int64),
@@ -426,7 +427,7 @@ class CarnacVectorEnv(VectorEnv):
         """The info each game ``done`` marks had at its end (zeros elsewhere), as the single env's."""
         n = self.num_envs
         info = {
-            "action_mask": np.where(done[:, None], ends.mask, False),
+            "action_mask": np.where(done[:, None], ends.mask, False).astype(np.int8),
             "seat": np.where(done, ends.seat, 0).astype(np.int64),
             "dolmens": np.zeros((n, self._slots), dtype=np.int16),
             "score": np.zeros(n, dtype=np.int64),
@@ -435,6 +436,8 @@ class CarnacVectorEnv(VectorEnv):
             "opponent_score": np.zeros(n, dtype=np.int64),
             "illegal_action": ends.illegal & done,
         }
+        forfeits = ends.illegal & done
+        info["winner"][forfeits] = 1 - ends.seat[forfeits]  # the learner lost by forfeit
         rows = np.flatnonzero(ends.by_rules & done)
         if len(rows):
             # The final cells, from the learner's last view (its own and its opponent's colour planes).
@@ -463,9 +466,9 @@ class CarnacVectorEnv(VectorEnv):
         return out  # type: ignore[return-value]
 
     def action_masks(self) -> np.ndarray:
-        """``(num_envs, num_actions)`` bool: the learner's masks as the last call returned them
-        (legal actions now; all True for a game that has just ended, next-step autoreset)."""
-        return self._mask.copy()
+        """``(num_envs, num_actions)`` int8 0/1: the learner's masks as the last call returned them
+        (legal actions now; all ones for a game that has just ended, next-step autoreset)."""
+        return self._mask.astype(np.int8)
 
     # ----------------------------------------------------------------- taking a step back
     def _save(self) -> tuple[Any, ...]:
