@@ -32,6 +32,7 @@ RANKS: list[list[set[str]]] = [
     [{"_checks"}, {"_files"}],
     [{"core"}],
     [{"render"}, {"batch"}, {"symmetry"}, {"models"}],
+    [{"solve"}],
     [{"jax"}, {"search"}],
     [{"agents"}, {"analysis"}],
     [ENVS],
