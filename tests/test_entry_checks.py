@@ -173,7 +173,6 @@ def test_a_record_with_a_huge_number_is_a_record_error() -> None:
         ["replay", "x.json", "--line", "0"],
         ["train", "--threads", "x", "--out", "o"],
         ["dance"],
-        [],
     ],
 )
 def test_every_cli_mistake_is_one_carnac_error_line(tmp_path: Path, args: list[str]) -> None:

@@ -51,11 +51,14 @@ def warm_up(specs: Iterable[str], board: Board, say: Callable[[str], None] | Non
 
     def notice() -> None:
         # CPU time, not wall time: on a busy machine a loaded cache can take seconds of wall time
-        while not done.wait(0.1):
+        while True:
+            finished = done.wait(0.1)  # checked once more after the warm-up, however quick it was
             if time.process_time() - cpu >= after:
                 told.set()
                 if say is not None:
                     say(f"compiling the game engine (first run only, about {COMPILE_SECONDS} s)...")
+                return
+            if finished:
                 return
 
     watcher = threading.Thread(target=notice, daemon=True)
