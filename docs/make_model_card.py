@@ -38,7 +38,10 @@ def arena_entry(folder: Path, model: str, by_board: bool = False) -> tuple[str, 
     if len(results["pairs"]) != 1:
         raise SystemExit(f"{folder}: a card arena has one pair, this one has {len(results['pairs'])}")
     pair = results["pairs"][0]
-    a, b = (_spec_name(s, model) for s in (pair["a"], pair["b"]))
+    if by_board:  # on a board with a specialist, plain az would play the specialist: name the model
+        a, b = (s.replace(f"model={model}", f"model={models.GENERAL_MODEL}") for s in (pair["a"], pair["b"]))
+    else:
+        a, b = (_spec_name(s, model) for s in (pair["a"], pair["b"]))
     a = a.rstrip(":") or "az"
     b = b.rstrip(":") or "az"
     agents = ",".join((a, b))

@@ -29,19 +29,20 @@ def test_an_entry_has_the_result_its_score_and_interval_and_the_command(tmp_path
     card = load_script("docs/make_model_card.py")
     folder = _arena(tmp_path / "a", "large", ["az:model=/runs/best.npz", "mcts"], 30, 2, 8)
     name, entry = card.arena_entry(folder, "/runs/best.npz", by_board=True)
-    assert name == "large: az vs mcts"
+    assert name == "large: az:model=general vs mcts"
     assert entry["result"] == "30-2-8" and entry["games"] == 40
     assert entry["score"] == pytest.approx(31 / 40, abs=1e-3)
     low, high = entry["interval_95"]
     assert low < 31 / 40 < high and 0.6 < low < 0.65 and 0.85 < high < 0.9  # Wilson, n = 40
-    assert entry["command"] == "carnac arena --board large --agents az,mcts --games 40 --openings 4 --seed 2026"
+    command = "carnac arena --board large --agents az:model=general,mcts --games 40 --openings 4 --seed 2026"
+    assert entry["command"] == command
 
 
 def test_the_specialist_is_named_and_a_specialist_card_keeps_plain_names(tmp_path):
     card = load_script("docs/make_model_card.py")
     folder = _arena(tmp_path / "s", "small", ["az:model=cand.npz", "az:model=small"], 18, 0, 22)
     name, entry = card.arena_entry(folder, "cand.npz", by_board=True)
-    assert name == "small: az vs the specialist" and entry["score"] == 0.45
+    assert name == "small: az:model=general vs the specialist" and entry["score"] == 0.45
     folder = _arena(tmp_path / "g", "small", ["az:model=cand.npz:sims=0", "greedy"], 39, 0, 1)
     name, _ = card.arena_entry(folder, "cand.npz")
     assert name == "az:sims=0 vs greedy"
