@@ -65,7 +65,9 @@ def test_search_need_bounds_what_a_search_really_takes(spec, board):
     assert need is not None and need.kept <= need.peak
     state = GameState(board)
     trimmed = 0
-    make(spec).choose(GameState(board))  # compile first: the compiler's memory is not the search's
+    warm, first = make(spec), GameState(board)  # compile first: the compiler's memory is not the search's
+    for _ in range(6):  # a few moves of the agent's own, for the paths of a reused tree too
+        first.apply(warm.choose(first) if first.to_act == 0 else first.legal_actions()[0])
     tracemalloc.start()
     try:
         while not state.is_over:
@@ -469,3 +471,24 @@ def test_oversized_is_what_the_ledger_trims():
     assert not oversized(agent, need)  # no search yet
     agent.choose(GameState("small"))
     assert not oversized(agent, need) and tree_bytes(agent) <= need.kept
+
+
+def test_the_server_sizes_trees_with_the_searchs_own_function(monkeypatch):
+    """What the server counts for a tree is :func:`carnac_env.search.tree.tree_bytes` of the
+    room a move needs (no estimate of its own), and that room holds what a fresh search of the
+    agent asks for on the first position (the most actions)."""
+    from carnac_env.search import UCT, Playouts, Search
+    from carnac_env.search import tree as search_tree
+    from carnac_env.serve.budget import move_capacity
+
+    for spec, name, lanes in (("mcts:sims=300", "le_menec", 1), ("az:sims=24:lanes=4", "small", 4)):
+        board = make_board(name)
+        need = search_need(make(spec), board)
+        nodes, edges = move_capacity(300 if spec.startswith("mcts") else 24, board)
+        assert need.kept == search_tree.tree_bytes(1, nodes, edges, 2 * board.megaliths + 2, lanes)
+    board = make_board("le_menec")
+    search = Search(board, Playouts(), UCT(), seed=0)
+    search.set_games([GameState(board)])
+    assert search.tree_bytes(300) <= search_need(make("mcts:sims=300"), board).kept
+    monkeypatch.setattr(search_tree, "tree_bytes", lambda *sizes: 12345)
+    assert search_need(make("mcts:sims=300"), board).kept == 12345
