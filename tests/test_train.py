@@ -259,6 +259,7 @@ def test_malformed_checkpoints_name_the_file_and_the_field(tmp_path):
         (lambda d: d.update(optimizer=moment(d, lambda m: m, step=-1.0)), "optimizer.state[0].step"),
         (lambda d: d.update(rng=dict(d["rng"], state={"state": 2**300, "inc": 1})), "field 'rng'"),
         (lambda d: d.update(steps=2**70), "field 'steps'"),
+        (lambda d: d.update(net={k: v * float("nan") for k, v in d["net"].items()}), "NaN or infinite weights"),
     ]
     for change, words in cases:
         broken(change)
@@ -272,6 +273,50 @@ def test_malformed_checkpoints_name_the_file_and_the_field(tmp_path):
     torch.save([1, 2, 3], path)
     with pytest.raises(CarnacError, match="not a carnac training checkpoint"):
         trainer(tmp_path)
+
+
+def test_a_fifo_at_checkpoint_pt_is_refused_at_once(tmp_path):
+    import os
+    import threading
+
+    os.mkfifo(tmp_path / "checkpoint.pt")
+    errors: list[BaseException] = []
+
+    def resume():
+        try:
+            trainer(tmp_path, Config(**TINY)).close()
+        except BaseException as err:
+            errors.append(err)
+
+    worker = threading.Thread(target=resume, daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # it waits for a writer: let it go, then fail
+        with open(tmp_path / "checkpoint.pt", "wb"):
+            pass
+        pytest.fail("reading a FIFO at checkpoint.pt waited for a writer")
+    assert len(errors) == 1 and isinstance(errors[0], CarnacError), errors
+    assert "cannot read checkpoint" in str(errors[0]) and "FIFO" in str(errors[0])
+    assert not (tmp_path / ".carnac.lock").exists()  # the folder's lock was let go
+
+
+def test_a_diverged_iteration_is_refused_before_the_network_is_played_or_saved(tmp_path):
+    with trainer(tmp_path, Config(**dict(TINY, iterations=2, eval_every=0))) as t:
+        t.run_iteration()
+        train_step = t.train_step
+
+        def poisoned():
+            loss = train_step()
+            with torch.no_grad():
+                next(iter(t.net.parameters())).fill_(float("nan"))
+            return loss
+
+        t.train_step = poisoned
+        saved = (tmp_path / "checkpoint.pt").read_bytes()
+        with pytest.raises(CarnacError, match=r"training diverged in iteration 2: the network's weight \S+ is NaN"):
+            t.run_iteration()
+    assert (tmp_path / "checkpoint.pt").read_bytes() == saved  # iteration 1 is what the folder keeps
+    assert len((tmp_path / "log.txt").read_text().splitlines()) == 1
 
 
 def test_mutated_checkpoints_load_or_are_refused_cleanly(tmp_path_factory):

@@ -9,9 +9,11 @@ that kept every game's tree would grow without end. Here:
 
 * :func:`search_need` is the most memory one move of an agent can take on a board, computed
   from the agent's settings (``sims``, ``lanes``, tree reuse) and the board before the agent is
-  built: the tree a move needs (:func:`move_capacity`), times four for an agent that keeps its
-  tree between moves (the tree grows by doubling, and the old and new arrays live side by side
-  while it does), plus :data:`SEARCH_OVERHEAD` for the search's other arrays.
+  built: the room a move's tree needs (:func:`move_capacity`), in bytes by
+  :func:`carnac_env.search.tree.tree_bytes` (:func:`sized`: the search's own sizing, from its
+  fields), times four for an agent that keeps its tree between moves (the tree grows by
+  doubling, and the old and new arrays live side by side while it does), plus
+  :data:`SEARCH_OVERHEAD` for the search's other arrays.
 * :class:`Ledger` holds the bound: a move may start only while the trees kept by idle games,
   the needs of the moves running and its own need fit in it; to make room it forgets the
   trees of the games least recently used (their agents start afresh at their next move). A
@@ -28,7 +30,6 @@ after it.
 
 from __future__ import annotations
 
-import functools
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -44,30 +45,19 @@ SEARCH_OVERHEAD = 2 << 20
 _FIRST_NODES = 64
 
 
-class Layout(NamedTuple):
-    """Bytes of a tree: per node, per edge, and fixed (the lanes' paths, the per-tree fields)."""
+def sized(board: Board, nodes: int, edges: int, lanes: int = 1, trees: int = 1) -> int:
+    """Bytes of ``trees`` search trees on ``board`` with room for ``nodes`` nodes and ``edges``
+    edges each and ``lanes`` lanes: :func:`carnac_env.search.tree.tree_bytes`, the one function
+    that sizes a tree from its fields (so a field added there is counted here), nothing
+    allocated."""
+    from carnac_env.search.tree import tree_bytes as tree_size
 
-    node: int
-    edge: int
-    fixed: int
-
-    def bytes(self, nodes: int, edges: int) -> int:
-        return self.fixed + nodes * self.node + edges * self.edge
+    return tree_size(trees, nodes, edges, 2 * board.megaliths + 2, lanes)
 
 
-@functools.lru_cache(maxsize=64)
-def tree_layout(max_depth: int, lanes: int) -> Layout:
-    """The byte sizes of a search tree's arrays, measured on three tiny trees built by
-    :func:`carnac_env.search.tree.new_tree` itself (so a field added there is counted here)."""
-    from carnac_env.search.tree import new_tree
-
-    def size(nodes: int, edges: int) -> int:
-        _, arrays = new_tree(1, nodes, edges, max_depth, lanes)
-        return sum(array.nbytes for array in arrays)
-
-    base = size(1, 1)
-    node, edge = size(2, 1) - base, size(1, 2) - base
-    return Layout(node, edge, base - node - edge)
+def _first(board: Board) -> tuple[int, int]:
+    """The room of a new search's first arrays on ``board`` (nodes, edges per tree)."""
+    return _FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64)
 
 
 class Need(NamedTuple):
@@ -125,10 +115,9 @@ def search_need(agent: Any, board: Board) -> Need | None:
     if settings is None:
         return None
     sims, lanes, reuse = settings
-    layout = tree_layout(2 * board.megaliths + 2, lanes)
     nodes, edges = move_capacity(sims, board)
-    kept = layout.bytes(nodes, edges)
-    first = layout.bytes(_FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64))
+    kept = sized(board, nodes, edges, lanes)
+    first = sized(board, *_first(board), lanes)
     # Without reuse a move's tree is at most `kept` (grown once from the first arrays, which
     # live beside it while it grows); with reuse it may grow twice in a move, each time to at
     # most twice what it held, the old arrays alive beside the new: 4 x kept.
@@ -269,10 +258,9 @@ def analysis_need(board: Board, sims: int, lanes: int = 8, batch: int = 32) -> N
     search of one position (the ``az`` agent's, ``sims`` simulations, ``lanes`` lanes, no tree
     reuse), plus the raw network's pass over a game's positions, ``batch`` small trees at once,
     each with a new search's first arrays, which never grow (a pass makes no simulation)."""
-    layout = tree_layout(2 * board.megaliths + 2, lanes)
-    nodes, edges = move_capacity(sims, board) if sims else (_FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64))
-    first = layout.bytes(_FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64))
-    kept = layout.bytes(nodes, edges)
+    nodes, edges = move_capacity(sims, board) if sims else _first(board)
+    first = sized(board, *_first(board), lanes)
+    kept = sized(board, nodes, edges, lanes)
     search = kept + first + SEARCH_OVERHEAD
-    raw = batch * tree_layout(2 * board.megaliths + 2, 1).bytes(_FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64))
+    raw = sized(board, *_first(board), 1, trees=batch)
     return Need(nodes, edges, 0, search + raw + SEARCH_OVERHEAD)

@@ -16,8 +16,6 @@ A run started on a folder that holds ``checkpoint.pt`` resumes from it; else fro
 from __future__ import annotations
 
 import math
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +46,12 @@ def read(path: Path) -> dict[str, Any]:
     """
     source = str(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise CarnacError(f"{source} is not a regular file; expected a checkpoint written by carnac train")
-    except OSError as err:
-        raise CarnacError(f"cannot read checkpoint {source}: {err.strerror or err}") from None
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        # opened through _files.reading: a FIFO, a device or a folder there is refused at once
+        # (never a read that waits forever while the run holds its folder's lock)
+        with _files.reading(path, "checkpoint") as handle:
+            data = torch.load(handle, map_location="cpu", weights_only=True)
+    except CarnacError:
+        raise
     except Exception as err:  # torch raises many kinds for a bad file (UnpicklingError, RuntimeError, ...)
         raise CarnacError(
             f"{source} is not a checkpoint this carnac_env can read ({type(err).__name__}: "
@@ -95,6 +93,8 @@ def restore(trainer: Any, data: dict[str, Any], source: str) -> None:
     for name, value in net_state.items():
         if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.dtype != torch.float32:
             raise CarnacError(f"{source}: field net.{name} is not a dense float32 tensor")
+        if not bool(torch.isfinite(value).all()):
+            raise CarnacError(f"{source}: field net.{name} holds NaN or infinite weights")
     try:
         trainer.net.load_state_dict(net_state, strict=True)
     except RuntimeError as err:

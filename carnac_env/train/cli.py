@@ -164,10 +164,16 @@ def main(args: argparse.Namespace) -> int:
         check_players(workers, ray)
         if "selfplay_shards" in values:
             check_shards(values["selfplay_shards"], values.get("games", Config.games))
-        Config(**values).check()
+        games = values.get("games", Config.games)
+        if "selfplay_shards" not in values and (workers is not None or ray is not None):
+            # the players' shards (one per worker) are known once they start; until then, check
+            # with the most shards they can make (the trainer checks again with the real ones)
+            Config(**dict(values, selfplay_shards=min(workers or games, games))).check()
+        else:
+            Config(**values).check()
         with sigterm_as_interrupt(), shard_players(workers, ray) as players:
             if players is not None and "selfplay_shards" not in values:
-                values["selfplay_shards"] = min(players.workers, values.get("games", Config.games))
+                values["selfplay_shards"] = min(players.workers, games)
             config = Config(**values)
             given = {k: getattr(args, k) for k in EVALUATION_SETTINGS if getattr(args, k, None) is not None}
             trainer = Trainer(

@@ -7,11 +7,20 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from carnac_env import _checks
-from carnac_env.core.boards import make_board
+from carnac_env.core.boards import Board, make_board
 from carnac_env.errors import CarnacError
-from carnac_env.train.mix import BoardMix
+from carnac_env.train.mix import CUSTOM, BoardMix, largest_custom_board
 
-__all__ = ["REPLAY_BUDGET", "Config", "check_shards", "config_from", "replay_bytes"]
+__all__ = [
+    "REPLAY_BUDGET",
+    "Config",
+    "check_shards",
+    "config_from",
+    "replay_bytes",
+    "search_bytes",
+    "search_room",
+    "searches",
+]
 
 #: The most bytes the replay buffer may hold (``buffer`` positions of the run's largest board).
 REPLAY_BUDGET = 16 << 30
@@ -128,29 +137,114 @@ class Config:
                     f"({', '.join(mix.builtin)})"
                 )
         check_shards(self.selfplay_shards, self.games)
-        need = replay_bytes(self.buffer, mix.builtin)
+        boards = list(mix.weights)
+        need = replay_bytes(self.buffer, boards)
         if need > REPLAY_BUDGET:
-            per = replay_bytes(1, mix.builtin)
+            per = replay_bytes(1, boards)
             raise CarnacError(
                 f"training setting buffer={self.buffer} needs {need / (1 << 30):.1f} GiB for the replay buffer "
                 f"({per} bytes a position on the run's largest board), more than the limit of "
                 f"{REPLAY_BUDGET >> 30} GiB; the most it allows is buffer={REPLAY_BUDGET // per}"
             )
+        self._check_searches(mix)
         return self
+
+    def _check_searches(self, mix: BoardMix) -> None:
+        """Raise CarnacError if a search the run will make (:func:`searches`) needs trees
+        larger than the search's budget (``carnac_env.search.search.TREE_BUDGET``), naming the
+        setting and the most it allows."""
+        from carnac_env.search.search import TREE_BUDGET
+
+        sized = [(f[5] * search_bytes(f[1], f[3], f[2], f[4]), f) for f in searches(self, mix)]
+        # the largest need of a setting is the one that binds it (the others allow more)
+        for need, (setting, board, trees, sims, lanes, factor) in sorted(sized, key=lambda x: -x[0]):
+            if need <= TREE_BUDGET:
+                break
+            low, high = 0, sims
+            while low < high:  # the most sims that fit (the need grows with sims)
+                mid = (low + high + 1) // 2
+                if factor * search_bytes(board, mid, trees, lanes) <= TREE_BUDGET:
+                    low = mid
+                else:
+                    high = mid - 1
+            what = f"{trees} trees of {sims} simulations" if trees > 1 else f"a tree of {sims} simulations"
+            twice = " (twice a move's tree: the mcts opponent reuses its tree)" if factor > 1 else ""
+            fewer = f"; the most it allows is {setting}={low}" if low else ""
+            hint = ""
+            if setting == "sims" and trees > 1:
+                hint = f" (or fewer games per search: {'games_per_board' if mix.general else 'more selfplay_shards'})"
+            raise CarnacError(
+                f"training setting {setting}={sims} needs {what} on board {board.name!r} ({board.rows} x "
+                f"{board.cols}): {need / (1 << 20):.0f} MB of search trees{twice}, more than a search's limit of "
+                f"{TREE_BUDGET >> 20} MB{fewer}{hint}"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (for JSON and checkpoints)."""
         return asdict(self)
 
 
+def run_board(name: str) -> Board:
+    """The board of a mix's entry ``name``: a built-in board, or for ``custom`` the largest a
+    custom board can be (:func:`~carnac_env.train.mix.largest_custom_board`)."""
+    return largest_custom_board() if name == CUSTOM else make_board(name)
+
+
 def replay_bytes(positions: int, boards: list[str]) -> int:
-    """Bytes ``positions`` training positions take on the largest of ``boards`` (the fields of
-    :mod:`carnac_env.train.replay`: planes, mask, policy, values, ownership, dolmens)."""
+    """Bytes ``positions`` training positions take on the largest of ``boards`` (names of a
+    mix: ``custom`` counts as the largest custom board), by the fields of
+    :mod:`carnac_env.train.replay`: planes, mask, policy, values, ownership, dolmens."""
     most = 0
     for name in boards or ["le_menec"]:
-        b = make_board(name)
+        b = run_board(name)
         most = max(most, b.squares * 9 + b.num_actions * 5 + 3 * 4 + b.squares + 2 * 2)
     return int(positions) * most
+
+
+#: A new :class:`~carnac_env.search.Search`'s first room per tree: this many nodes, and this
+#: many edges per action up to 64 actions; the first growth at least doubles each.
+_FIRST_NODES = 64
+
+
+def search_room(sims: int, board: Board) -> tuple[int, int]:
+    """The node and edge room per tree of a fresh search of ``sims`` simulations on ``board``,
+    as the search makes it before its first run: room for the root, its expansion and one node
+    per simulation, each with an edge per action of the board (the most a position has), the
+    first arrays grown by doubling at least."""
+    actions = board.num_actions
+    first_nodes, first_edges = _FIRST_NODES, _FIRST_NODES * min(actions, 64)
+    nodes, edges = sims + 2, (sims + 2) * actions
+    nodes = max(nodes, 2 * first_nodes) if nodes > first_nodes else first_nodes
+    edges = max(edges, 2 * first_edges) if edges > first_edges else first_edges
+    return nodes, edges
+
+
+def search_bytes(board: Board, sims: int, trees: int = 1, lanes: int = 1) -> int:
+    """Bytes the trees of a search of ``trees`` trees and ``lanes`` lanes take after making room
+    for ``sims`` simulations on ``board`` (:func:`search_room`), sized by
+    :func:`carnac_env.search.tree.tree_bytes` (nothing allocated)."""
+    from carnac_env.search.tree import tree_bytes
+
+    nodes, edges = search_room(int(sims), board)
+    return tree_bytes(trees, nodes, edges, 2 * board.megaliths + 2, lanes)
+
+
+def searches(config: Config, mix: BoardMix) -> list[tuple[str, Board, int, int, int, int]]:
+    """The largest searches a run of ``config`` on ``mix`` makes, each as ``(setting, board,
+    trees, sims, lanes, factor)``: ``factor`` times :func:`search_bytes` is what its trees may
+    take. Self-play searches all the games of a shard together (``games``, its share of the
+    ``selfplay_shards``, or ``games_per_board`` on a mix) on every board of the mix, custom ones
+    at their largest; the evaluation plays ``az:sims=eval_sims`` (8 lanes) and
+    ``mcts:sims=mcts_sims`` (which reuses its tree: twice a move's) on each evaluated board."""
+    trees = config.games_per_board if mix.general else -(-config.games // config.selfplay_shards)
+    found = [("sims", run_board(name), trees, config.sims, 1, 1) for name in mix.weights]
+    if config.eval_every:
+        for name in filter(None, config.eval_boards.split(",")) if config.eval_boards else mix.builtin:
+            board = make_board(name)
+            if config.eval_sims:
+                found.append(("eval_sims", board, 1, config.eval_sims, 8, 1))
+            found.append(("mcts_sims", board, 1, config.mcts_sims, 1, 2))
+    return found
 
 
 def check_shards(shards: Any, games: int) -> int:

@@ -19,10 +19,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from carnac_env.core.boards import BOARDS, Board, make_board
+from carnac_env.core.boards import BOARDS, MAX_MEGALITHS, Board, make_board
 from carnac_env.errors import CarnacError
 
-__all__ = ["CUSTOM", "CUSTOM_LIMITS", "DEFAULT_MIX", "GENERAL", "BoardMix", "parse_mix", "random_board"]
+__all__ = [
+    "CUSTOM",
+    "CUSTOM_LIMITS",
+    "DEFAULT_MIX",
+    "GENERAL",
+    "BoardMix",
+    "largest_custom_board",
+    "parse_mix",
+    "random_board",
+]
 
 #: The name of a run on a mix of boards (``carnac train --board general``).
 GENERAL = "general"
@@ -65,6 +74,14 @@ def parse_mix(text: str) -> dict[str, float]:
     return mix
 
 
+def largest_custom_board() -> Board:
+    """The largest board :func:`random_board` can draw (the most rows and columns of
+    :data:`CUSTOM_LIMITS`, the most megaliths it places): what a run's memory is sized for."""
+    rows, cols = CUSTOM_LIMITS["rows"][1], CUSTOM_LIMITS["cols"][1]
+    megaliths = min(round(rows * cols * CUSTOM_LIMITS["fill"][1]), MAX_MEGALITHS)
+    return make_board("custom", rows=rows, cols=cols, megaliths=megaliths, min_dolmen=3)
+
+
 def random_board(rng: np.random.Generator) -> Board:
     """A random custom board within :data:`CUSTOM_LIMITS` (drawn with ``rng``)."""
     low_r, high_r = CUSTOM_LIMITS["rows"]
@@ -74,7 +91,7 @@ def random_board(rng: np.random.Generator) -> Board:
     if rng.random() < 0.5 and cols <= high_r:  # a tall board, where it stays within the limits
         rows, cols = cols, rows
     low_f, high_f = CUSTOM_LIMITS["fill"]
-    megaliths = int(np.clip(round(rows * cols * rng.uniform(low_f, high_f)), 4, 127))
+    megaliths = int(np.clip(round(rows * cols * rng.uniform(low_f, high_f)), 4, MAX_MEGALITHS))
     min_dolmen = 3 if rng.random() < 0.6 else int(rng.integers(4, CUSTOM_LIMITS["min_dolmen"][1] + 1))
     last_tilt = bool(rng.random() < 0.75)
     return make_board("custom", rows=rows, cols=cols, megaliths=megaliths, min_dolmen=min_dolmen, last_tilt=last_tilt)

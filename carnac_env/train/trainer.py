@@ -447,6 +447,7 @@ class Trainer:
         self.games_played += stats["games"]
         self.positions += stats["positions"]
         losses = [self.train_step() for _ in range(c.train_steps)]
+        self._check_finite(losses)
         self.iteration += 1
         row: dict[str, Any] = {
             "iteration": self.iteration,
@@ -482,6 +483,22 @@ class Trainer:
         write_log(self.out, self.curve)
         write_curve(self.out, self.curve, self.config)
         return row
+
+    def _check_finite(self, losses: list[dict[str, float]]) -> None:
+        """Raise CarnacError if this iteration's training left a NaN or infinite loss or weight
+        (the run diverged): said now, naming the iteration and the learning rate, before the
+        network is played or saved; the folder keeps the last iteration's checkpoint."""
+        bad_loss = next((k for loss in losses for k, v in loss.items() if not np.isfinite(v)), None)
+        bad_weight = next((n for n, p in self.net.state_dict().items() if not bool(torch.isfinite(p).all())), None)
+        if bad_loss is None and bad_weight is None:
+            return
+        what = f"the network's weight {bad_weight}" if bad_weight is not None else f"the loss {bad_loss!r}"
+        kept = f"iteration {self.iteration}" if self.iteration else "no iteration"
+        raise CarnacError(
+            f"training diverged in iteration {self.iteration + 1}: {what} is NaN or infinite after its "
+            f"training steps (lr={self.config.lr:g}); nothing of this iteration was saved ({self.out} holds "
+            f"{kept}); start again with a lower --lr"
+        )
 
     def run(self, minutes: float = 0.0) -> list[dict[str, Any]]:
         """Iterate up to ``config.iterations`` (counting those already done), or until
