@@ -287,7 +287,7 @@ def make_ppo(env: Any, config: Config):
         params, opt_state, data = carry
         order = jax.random.permutation(key, batch)
         shuffled = jax.tree_util.tree_map(
-            lambda x: x.reshape((batch,) + x.shape[2:])[order].reshape((config.minibatches, -1) + x.shape[2:]), data
+            lambda x: x.reshape((batch, *x.shape[2:]))[order].reshape((config.minibatches, -1, *x.shape[2:])), data
         )
         (params, opt_state), aux = jax.lax.scan(minibatch_step, (params, opt_state), shuffled)
         return (params, opt_state, data), aux

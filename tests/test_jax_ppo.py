@@ -26,7 +26,7 @@ from carnac_env.jax import Carnac  # noqa: E402
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(EXAMPLES))
 try:
-    import jax_ppo  # noqa: E402
+    import jax_ppo
 finally:
     sys.path.pop(0)
 

@@ -20,8 +20,9 @@ def _route():
     """pyspiel with python_carnac registered, and RLlib's OpenSpielEnv."""
     pyspiel = require("pyspiel", "the openspiel extra")
     require("ray")
-    import carnac_env.envs.openspiel  # noqa: F401  (registers python_carnac)
     from ray.rllib.env.wrappers.open_spiel import OpenSpielEnv
+
+    import carnac_env.envs.openspiel  # noqa: F401  (registers python_carnac)
 
     return pyspiel, OpenSpielEnv
 
