@@ -28,6 +28,11 @@ flax, haiku, optax or distrax: the ``jax`` extra is jax alone):
   ``--eval-games`` games against random play, half with each colour, inside one jitted
   ``lax.while_loop``, and the win rate is printed.
 
+With mctx installed (the ``search`` extra), ``--search-simulations N`` plays the evaluation games
+once more after training, each learner move chosen by mctx's Gumbel MuZero search with the real
+rules as the model and the PPO network as prior and value (AlphaZero-style play; the AlphaZero
+*training* loop is examples/jax_mctx_search.py).
+
 The same functions train on any Pgx-style two-player environment (``init``, ``step``,
 ``observation``, ``legal_action_mask``, ``current_player``, ``rewards``, ``terminated``): the
 benchmark benchmarks/jax_ppo_speed.py runs this loop on Carnac and on Pgx's connect_four with
@@ -311,31 +316,85 @@ def make_ppo(env: Any, config: Config):
         }
         return Runner(params, opt_state, runner.state, runner.seat, key), metrics
 
-    @functools.partial(jax.jit, static_argnames="games")
-    def evaluate(params: dict, key: jax.Array, games: int) -> jax.Array:
-        """Greedy policy against random play, seats alternating: ``[wins, draws, losses]``."""
-        init_key, key = jax.random.split(key)
-        seat = jnp.arange(games, dtype=jnp.int32) % 2
-        state = jax.vmap(env.init)(jax.random.split(init_key, games))
-        lanes = jnp.arange(games)
+    def greedy(params: dict, state: Any, key: jax.Array) -> jax.Array:
+        logits, _ = network(params, state.observation, scale)
+        return jnp.argmax(masked_logits(logits, state.legal_action_mask), axis=-1).astype(jnp.int32)
 
-        def playing(carry):
-            return ~jnp.all(carry[0].terminated)
-
-        def move(carry):
-            state, result, key = carry
-            key, pick, step_key = jax.random.split(key, 3)
-            logits, _ = network(params, state.observation, scale)
-            greedy = jnp.argmax(masked_logits(logits, state.legal_action_mask), axis=-1).astype(jnp.int32)
-            random = uniform_legal_action(pick, state.legal_action_mask)
-            action = jnp.where(state.current_player == seat, greedy, random)
-            state = jax.vmap(env.step)(state, action, jax.random.split(step_key, games))  # finished games stand still
-            return state, result + state.rewards[lanes, seat], key
-
-        _, result, _ = jax.lax.while_loop(playing, move, (state, jnp.zeros(games), key))
-        return jnp.stack([jnp.sum(result > 0), jnp.sum(result == 0), jnp.sum(result < 0)])
-
+    evaluate = jax.jit(functools.partial(play_against_random, env, greedy), static_argnames="games")
     return init, update, evaluate
+
+
+def play_against_random(env: Any, choose: Any, params: dict, key: jax.Array, games: int) -> jax.Array:
+    """``games`` games of ``choose(params, states, key) -> actions`` against uniformly random legal
+    play, seats alternating (game ``i`` has the learner as player ``i % 2``): ``[wins, draws, losses]``.
+
+    One ``lax.while_loop``, one move in every unfinished game per iteration (the learner's where it
+    is to act, else the opponent's); finished games stand still until the last one ends.
+    """
+    init_key, key = jax.random.split(key)
+    seat = jnp.arange(games, dtype=jnp.int32) % 2
+    state = jax.vmap(env.init)(jax.random.split(init_key, games))
+    lanes = jnp.arange(games)
+
+    def playing(carry):
+        return ~jnp.all(carry[0].terminated)
+
+    def move(carry):
+        state, result, key = carry
+        key, pick, choose_key, step_key = jax.random.split(key, 4)
+        random = uniform_legal_action(pick, state.legal_action_mask)
+        action = jnp.where(state.current_player == seat, choose(params, state, choose_key), random)
+        state = jax.vmap(env.step)(state, action, jax.random.split(step_key, games))
+        return state, result + state.rewards[lanes, seat], key
+
+    _, result, _ = jax.lax.while_loop(playing, move, (state, jnp.zeros(games), key))
+    return jnp.stack([jnp.sum(result > 0), jnp.sum(result == 0), jnp.sum(result < 0)])
+
+
+def make_search_evaluate(env: Any, simulations: int, considered: int = 16):
+    """``evaluate(params, key, games)`` as :func:`make_ppo`'s, but each learner move is chosen by
+    mctx's Gumbel MuZero search (AlphaZero with the real rules as the model), with the PPO network
+    as prior (the masked logits) and value (its critic: the expected result for the player to act).
+
+    Needs mctx (the ``search`` extra). Carnac's turns repeat, so the discount between a node and its
+    child is +1 when the same player acts again, -1 when the other does, 0 at the end (docs/jax.md).
+    """
+    import mctx
+
+    scale = jnp.asarray(observation_scale(env))
+    step = jax.vmap(env.step)
+
+    def recurrent_fn(params, key, action, state):
+        mover = state.current_player
+        state = step(state, action)
+        logits, value = network(params, state.observation, scale)
+        reward = state.rewards[jnp.arange(action.shape[0]), mover]
+        discount = jnp.where(state.terminated, 0.0, jnp.where(state.current_player == mover, 1.0, -1.0))
+        output = mctx.RecurrentFnOutput(
+            reward=reward,
+            discount=discount,
+            prior_logits=masked_logits(logits, state.legal_action_mask),
+            value=jnp.where(state.terminated, 0.0, value),
+        )
+        return output, state
+
+    def searched(params: dict, state: Any, key: jax.Array) -> jax.Array:
+        logits, value = network(params, state.observation, scale)
+        root = mctx.RootFnOutput(
+            prior_logits=masked_logits(logits, state.legal_action_mask), value=value, embedding=state
+        )
+        output = mctx.gumbel_muzero_policy(
+            params,
+            key,
+            root,
+            recurrent_fn,
+            num_simulations=simulations,
+            invalid_actions=~state.legal_action_mask,
+            max_num_considered_actions=considered,
+        )
+        return output.action.astype(jnp.int32)
+
+    return jax.jit(functools.partial(play_against_random, env, searched), static_argnames="games")
 
 
 # ---------------------------------------------------------------------------- the script
@@ -425,6 +484,13 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=10, help="updates between evaluations")
     parser.add_argument("--eval-games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--search-simulations",
+        type=int,
+        default=0,
+        help="after training, also play --eval-games games choosing with mctx's Gumbel search on the network "
+        "(this many simulations a move; needs mctx, the search extra)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the curve and settings as JSON here")
     args = parser.parse_args()
 
@@ -448,9 +514,24 @@ def main() -> None:
         f"({result['train_cpu_seconds']:.1f}s CPU; {result['steps_per_second']:,.0f} steps/s): "
         f"final win rate vs random {result['curve'][-1]['win']:.1%} (best {best:.1%})"
     )
+    summary = {key: value for key, value in result.items() if key != "params"}
+    if args.search_simulations > 0:
+        try:
+            import mctx  # noqa: F401
+        except ImportError:
+            raise SystemExit("--search-simulations needs mctx: pip install 'carnac-env[search]'") from None
+        evaluate = make_search_evaluate(env, args.search_simulations)
+        start = time.perf_counter()
+        counts = evaluate(result["params"], jax.random.PRNGKey(args.seed + 1), games=eval_games)
+        wins, draws, losses = (int(n) / eval_games for n in counts)
+        summary["search"] = {"simulations": args.search_simulations, "win": wins, "draw": draws, "loss": losses}
+        print(
+            f"with Gumbel MuZero search ({args.search_simulations} simulations a move, the network as prior and "
+            f"value), {eval_games} games: vs random win {wins:.1%} draw {draws:.1%} "
+            f"({time.perf_counter() - start:.1f}s, compilation included)"
+        )
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        summary = {key: value for key, value in result.items() if key != "params"}
         summary["settings"] = {"board": args.board, "seed": args.seed, **dataclasses.asdict(config)}
         args.out.write_text(json.dumps(summary, indent=2) + "\n")
 

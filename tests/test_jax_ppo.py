@@ -2,8 +2,9 @@
 
 The game loop (learner move, random opponent until the learner is to act again, auto-reset) is
 checked against the rules as the engine states them; masked sampling never picks an illegal
-action; the greedy evaluation counts every game once; the script runs in smoke mode; and a short
-training run beats random play (slow: CI's jax entry runs it).
+action; the greedy evaluation counts every game once; the script runs in smoke mode, with the
+mctx search evaluation; and a short training run beats random play (the last two are slow: CI's
+jax entry runs them, as it runs every test the earlier entries skipped).
 """
 
 from __future__ import annotations
@@ -92,11 +93,14 @@ def test_ppo_rejects_a_batch_that_minibatches_do_not_divide() -> None:
 
 
 @pytest.mark.slow
-def test_the_script_runs_in_smoke_mode(tmp_path: Path) -> None:
+def test_the_script_runs_in_smoke_mode_with_search(tmp_path: Path) -> None:
+    """CARNAC_SMOKE=1, and the evaluation by mctx's Gumbel search after training (CI's jax entry has mctx)."""
+    require("mctx", "the search extra")
     env = {**os.environ, "CARNAC_SMOKE": "1"}
     out = tmp_path / "curve.json"
+    args = ["--board", "petit_menec", "--search-simulations", "4", "--out", str(out)]
     proc = subprocess.run(
-        [sys.executable, str(EXAMPLES / "jax_ppo.py"), "--board", "petit_menec", "--out", str(out)],
+        [sys.executable, str(EXAMPLES / "jax_ppo.py"), *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -110,6 +114,9 @@ def test_the_script_runs_in_smoke_mode(tmp_path: Path) -> None:
     assert all(abs(p["win"] + p["draw"] + p["loss"] - 1) < 1e-9 for p in summary["curve"])
     assert summary["settings"]["board"] == "petit_menec" and summary["settings"]["envs"] == 8
     assert "final win rate vs random" in proc.stdout
+    search = summary["search"]
+    assert search["simulations"] == 4 and abs(search["win"] + search["draw"] + search["loss"] - 1) < 1e-9
+    assert "with Gumbel MuZero search (4 simulations" in proc.stdout
 
 
 @pytest.mark.slow
