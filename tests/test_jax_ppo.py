@@ -36,22 +36,21 @@ def test_advance_hands_every_game_back_to_the_learner_and_resets_finished_ones()
     env = Carnac("small")
     games = 64
     advance = jax.jit(jax.vmap(jax_ppo.make_advance(env), in_axes=(0, 0, 0, None, None, 0)), static_argnums=3)
-    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), games))
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), games))
+    fresh = jax.jit(env.init)()
     seat = jnp.arange(games, dtype=jnp.int32) % 2
     none = jnp.zeros(games, jnp.int32)
-    state, seat, reward, done = advance(
-        state, seat, none, False, env.init(), jax.random.split(jax.random.PRNGKey(1), games)
-    )
+    state, seat, reward, done = advance(state, seat, none, False, fresh, jax.random.split(jax.random.PRNGKey(1), games))
     assert np.array_equal(np.asarray(state.current_player), np.asarray(seat))  # White's games: Red has placed
     assert not np.asarray(done).any() and not np.asarray(reward).any()
     assert np.asarray(state._step_count)[np.asarray(seat) == 1].min() >= 1
-    key = jax.random.PRNGKey(2)
+    pick_legal = jax.jit(jax_ppo.uniform_legal_action)
+    keys = jax.random.split(jax.random.PRNGKey(2), (60, 2))
     finished = results = 0
-    for _ in range(80):  # every game of the batch ends at least once (small has 28 megaliths)
-        key, pick, step_key = jax.random.split(key, 3)
-        action = jax_ppo.uniform_legal_action(pick, state.legal_action_mask)
+    for pick, step_key in keys:  # every game of the batch ends at least once (small has 28 megaliths)
+        action = pick_legal(pick, state.legal_action_mask)
         before = np.asarray(state._step_count)
-        state, seat, reward, done = advance(state, seat, action, True, env.init(), jax.random.split(step_key, games))
+        state, seat, reward, done = advance(state, seat, action, True, fresh, jax.random.split(step_key, games))
         done, reward = np.asarray(done), np.asarray(reward)
         assert not np.asarray(state.terminated).any()  # the next game is already there
         assert np.array_equal(np.asarray(state.current_player), np.asarray(seat))
@@ -79,12 +78,17 @@ def test_masked_sampling_never_picks_an_illegal_action() -> None:
 
 
 def test_evaluation_counts_every_game_once_and_is_deterministic() -> None:
+    """play_against_random with a learner that takes the first legal action: every game counted once."""
     env = Carnac("petit_menec")
-    init, _, evaluate = jax_ppo.make_ppo(env, jax_ppo.Config.smoke())
-    runner = init(jax.random.PRNGKey(0))
-    counts = np.asarray(evaluate(runner.params, jax.random.PRNGKey(1), games=64))
+
+    def first_legal(params, state, key):
+        return jnp.argmax(state.legal_action_mask, axis=-1).astype(jnp.int32)
+
+    evaluate = jax.jit(lambda key: jax_ppo.play_against_random(env, first_legal, {}, key, 64))
+    counts = np.asarray(evaluate(jax.random.PRNGKey(1)))
     assert counts.sum() == 64 and (counts >= 0).all()
-    assert np.array_equal(counts, np.asarray(evaluate(runner.params, jax.random.PRNGKey(1), games=64)))
+    assert np.array_equal(counts, np.asarray(evaluate(jax.random.PRNGKey(1))))
+    assert not np.array_equal(counts, np.asarray(evaluate(jax.random.PRNGKey(2)))) or counts.max() == 64
 
 
 def test_ppo_rejects_a_batch_that_minibatches_do_not_divide() -> None:
