@@ -4,8 +4,10 @@ The JAX engine (carnac_env.jax) is the search's model: ``recurrent_fn`` steps th
 so this is AlphaZero (a known simulator) driven through mctx's MuZero-shaped API. A tiny
 linear network gives the prior and the value; one batch of games is played to the end
 with search at every move, and the network takes a few gradient steps on the search's
-policy targets and the game outcomes. Swap the linear network for a real one (flax, haiku,
-equinox) and loop to train.
+policy targets and the game outcomes. ``--iterations N`` repeats that N times (the AlphaZero
+loop: self-play with search, then training on its targets), and ``--eval-games G`` measures the
+greedy network against random play after each iteration. Swap the linear network for a real one
+(flax, haiku, equinox) to train in earnest.
 
 Carnac does not strictly alternate: after a tilt the tilter places again, after a decline
 the placer places again. So the discount that mctx applies between a node and its child is
@@ -14,6 +16,7 @@ value is always from the point of view of the player to act at the node.
 
     pip install 'carnac-env[jax]' mctx
     python examples/jax_mctx_search.py --board petit_menec --games 16 --simulations 16
+    python examples/jax_mctx_search.py --board small --games 64 --updates 20 --lr 0.05 --iterations 40 --eval-games 200
 """
 
 from __future__ import annotations
@@ -115,20 +118,76 @@ def loss_fn(params: dict, records: dict) -> jax.Array:
     return jnp.sum(jnp.where(live, policy_loss + value_loss, 0.0)) / jnp.maximum(jnp.sum(live), 1)
 
 
-def run(board: str = "petit_menec", games: int = 16, simulations: int = 16, updates: int = 5, seed: int = 0) -> dict:
-    """Play one batch of self-play games with search and take a few SGD steps; return a summary."""
+def make_evaluate(env: Carnac, games: int):
+    """A jitted function: params, key -> [wins, draws, losses] of the greedy network (no search)
+    against uniformly random legal play, ``games`` games with seats alternating."""
+    step = jax.vmap(env.step)
+    seat = jnp.arange(games, dtype=jnp.int32) % 2
+
+    @jax.jit
+    def evaluate(params, key):
+        def move(carry):
+            state, result, key = carry
+            key, pick = jax.random.split(key)
+            logits, _ = network(params, state.observation)
+            greedy = jnp.argmax(jnp.where(state.legal_action_mask, logits, -jnp.inf), axis=-1)
+            random = jax.random.categorical(pick, jnp.where(state.legal_action_mask, 0.0, -jnp.inf))
+            state = step(state, jnp.where(state.current_player == seat, greedy, random).astype(jnp.int32))
+            return state, result + state.rewards[jnp.arange(games), seat], key
+
+        state = jax.vmap(env.init)(jax.random.split(key, games))
+        carry = (state, jnp.zeros(games), key)
+        _, result, _ = jax.lax.while_loop(lambda c: ~jnp.all(c[0].terminated), move, carry)
+        return jnp.stack([jnp.sum(result > 0), jnp.sum(result == 0), jnp.sum(result < 0)])
+
+    return evaluate
+
+
+def run(
+    board: str = "petit_menec",
+    games: int = 16,
+    simulations: int = 16,
+    updates: int = 5,
+    seed: int = 0,
+    iterations: int = 1,
+    eval_games: int = 0,
+    lr: float = 0.01,
+    log=None,
+) -> dict:
+    """The AlphaZero loop, ``iterations`` times: play one batch of self-play games with search,
+    then take ``updates`` SGD steps on its targets; with ``eval_games``, measure the greedy network
+    against random play after each iteration. Return a summary of the last batch and the curve."""
     env = Carnac(board)
     key = jax.random.PRNGKey(seed)
     params = init_params(env, key)
     self_play = make_self_play(env, games, simulations)
+    evaluate = make_evaluate(env, eval_games) if eval_games else None
+    grad_step = jax.jit(lambda p, r: jax.tree_util.tree_map(lambda w, g: w - lr * g, p, jax.grad(loss_fn)(p, r)))
+    curve = []
     start = time.perf_counter()
-    records, outcome = jax.block_until_ready(self_play(params, jax.random.PRNGKey(seed + 1)))
-    seconds = time.perf_counter() - start
-    grad_step = jax.jit(lambda p, r: jax.tree_util.tree_map(lambda w, g: w - 0.01 * g, p, jax.grad(loss_fn)(p, r)))
-    losses = [float(loss_fn(params, records))]
-    for _ in range(updates):
-        params = grad_step(params, records)
-        losses.append(float(loss_fn(params, records)))
+    for iteration in range(iterations):
+        records, outcome = jax.block_until_ready(self_play(params, jax.random.PRNGKey(seed + 1 + iteration)))
+        if iteration == 0:
+            seconds = time.perf_counter() - start
+        losses = [float(loss_fn(params, records))]
+        for _ in range(updates):
+            params = grad_step(params, records)
+            losses.append(float(loss_fn(params, records)))
+        if evaluate is not None:
+            wins, draws, _ = (int(n) for n in evaluate(params, jax.random.PRNGKey(10_000 + iteration)))
+            point = {
+                "iteration": iteration + 1,
+                "games_played": (iteration + 1) * games,
+                "seconds": round(time.perf_counter() - start, 1),
+                "win": wins / eval_games,
+                "draw": draws / eval_games,
+            }
+            curve.append(point)
+            if log is not None:
+                log(
+                    f"iteration {point['iteration']:>3} ({point['games_played']} self-play games, "
+                    f"{point['seconds']}s): greedy network vs random win {point['win']:.1%} draw {point['draw']:.1%}"
+                )
     return {
         "games": games,
         "moves": int(records["live"].sum()),
@@ -137,6 +196,8 @@ def run(board: str = "petit_menec", games: int = 16, simulations: int = 16, upda
         "draws": int((outcome[:, 0] == 0).sum()),
         "seconds_with_compilation": seconds,
         "losses": losses,
+        "curve": curve,
+        "total_seconds": time.perf_counter() - start,
     }
 
 
@@ -147,13 +208,31 @@ def main() -> None:
     parser.add_argument("--simulations", type=int, default=16)
     parser.add_argument("--updates", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--iterations", type=int, default=1, help="self-play batches, each followed by --updates")
+    parser.add_argument("--eval-games", type=int, default=0, help="after each iteration: greedy network vs random")
+    parser.add_argument("--lr", type=float, default=0.01)
     args = parser.parse_args()
-    summary = run(args.board, args.games, args.simulations, args.updates, args.seed)
+    summary = run(
+        args.board,
+        args.games,
+        args.simulations,
+        args.updates,
+        args.seed,
+        iterations=args.iterations,
+        eval_games=args.eval_games,
+        lr=args.lr,
+        log=print,
+    )
     print(
         f"{summary['games']} games, {summary['moves']} searched moves in {summary['seconds_with_compilation']:.1f}s "
         f"(compilation included): Red won {summary['red_wins']}, White {summary['white_wins']}, "
         f"{summary['draws']} draws"
     )
+    if args.iterations > 1:
+        print(
+            f"(the numbers above are the last of {args.iterations} batches, the time the first's; all in "
+            f"{summary['total_seconds']:.1f}s)"
+        )
     print("loss before and after each update:", " ".join(f"{loss:.3f}" for loss in summary["losses"]))
 
 

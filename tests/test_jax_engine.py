@@ -368,12 +368,15 @@ def test_pgx_single_api_test(pgx_single_api_test) -> None:
 
 
 def test_the_mctx_example_runs() -> None:
-    """examples/jax_mctx_search.py with a tiny budget: every game ends, the loss is finite."""
+    """examples/jax_mctx_search.py with a tiny budget: every game ends, the loss is finite, the
+    loop runs twice and measures the network against random play after each iteration."""
     pytest.importorskip("mctx")
     from _scripts import load_script
 
     example = load_script("examples/jax_mctx_search.py")
-    summary = example.run(board="petit_menec", games=2, simulations=4, updates=1)
+    summary = example.run(board="petit_menec", games=2, simulations=4, updates=1, iterations=2, eval_games=4)
     assert summary["red_wins"] + summary["white_wins"] + summary["draws"] == 2
     assert summary["moves"] >= 2 * 14  # at least the 14 placements of each game
     assert all(np.isfinite(summary["losses"]))
+    assert [point["games_played"] for point in summary["curve"]] == [2, 4]  # the loop: two iterations
+    assert all(0 <= point["win"] + point["draw"] <= 1 for point in summary["curve"])
