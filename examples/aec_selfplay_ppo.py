@@ -1,7 +1,7 @@
 """Self-play MaskablePPO through the AEC env: ``carnac_env.envs.selfplay`` with an opponent pool.
 
     pip install -e ".[train]"
-    python examples/aec_selfplay_ppo.py                      # small board, 80k steps: about 2 CPU minutes
+    python examples/aec_selfplay_ppo.py                      # small board, 100k steps: about 3 CPU minutes
     python examples/aec_selfplay_ppo.py --timesteps 200000 --out runs/aec-selfplay
     CARNAC_SMOKE=1 python examples/aec_selfplay_ppo.py       # tiny budgets: checks that it runs
 
@@ -189,7 +189,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options; ``CARNAC_SMOKE=1`` shrinks every budget to a few seconds."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--board", default="small")
-    p.add_argument("--timesteps", type=int, default=1024 if SMOKE else 80_000)
+    p.add_argument("--timesteps", type=int, default=1024 if SMOKE else 100_000)
     p.add_argument("--envs", type=int, default=2 if SMOKE else 8)
     p.add_argument("--n-steps", type=int, default=64 if SMOKE else 256, help="steps per env per rollout")
     p.add_argument("--batch-size", type=int, default=64 if SMOKE else 256)
@@ -201,7 +201,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--channels", type=int, default=8 if SMOKE else 32)
     p.add_argument("--snapshot-every", type=int, default=256 if SMOKE else 25_000, help="steps between snapshots")
     p.add_argument("--pool-size", type=int, default=2, help="snapshots kept beside 'random' (the newest)")
-    p.add_argument("--eval-every", type=int, default=512 if SMOKE else 20_000)
+    p.add_argument("--eval-every", type=int, default=512 if SMOKE else 25_000)
     p.add_argument("--eval-games", type=int, default=4 if SMOKE else 100)
     p.add_argument("--test-games", type=int, default=4 if SMOKE else 1000, help="final games against random")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest for this small network)")

@@ -56,7 +56,7 @@ class Args:
     seed: int = 1
     board: str = "small"
     opponent: str = "random"  # the fixed opponent inside the vector env (an agent spec)
-    total_timesteps: int = 4096 if SMOKE else 200_000
+    total_timesteps: int = 4096 if SMOKE else 100_000
     learning_rate: float = 2.5e-4
     anneal_lr: bool = True
     num_envs: int = 4 if SMOKE else 16
