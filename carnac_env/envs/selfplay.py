@@ -144,6 +144,10 @@ class OpponentPool:
         size: the most members :meth:`add` keeps beside the first ones: past that, the oldest
             added member is dropped (``None``: keep them all).
 
+    The members are shared by every env that holds the pool (the envs of one process, such as
+    a ``DummyVecEnv``'s, see what :meth:`add` adds at their next reset); each env re-seeds an
+    agent member from its own generator when it draws it.
+
     Raises:
         CarnacError: a member that is not an opponent, or a bad ``size``; drawing from an
             empty pool.
