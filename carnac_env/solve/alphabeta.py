@@ -2,25 +2,37 @@
 
 :func:`solve` returns the game-theoretic result of a position for the player to act (+1 a
 win, 0 a draw, -1 a loss, under the full tie-break chain of the rules: more dolmens, then the
-sorted dolmen sizes, then a draw), a move that achieves it, and the number of nodes searched.
+sorted dolmen sizes, then a draw), a move that achieves it, the number of nodes searched, and
+on request the exact final dolmen margin. docs/solver.md is the user's page (measured speed
+and depth per board).
 
 **The rules are the batch kernel's.** The search runs on a
-:class:`~carnac_env.batch.state.KernelState` with one slot per ply: a child is the parent's
-slot copied one slot down (:func:`~carnac_env.batch.rules.copy_rules_state`) and played there
+:class:`~carnac_env.batch.state.KernelState` with one slot per ply, loaded from the core state
+by :func:`~carnac_env.batch.state.game_fields`: a child is the parent's slot copied one slot
+down (:func:`~carnac_env.batch.rules.copy_rules_state`) and played there
 (:func:`~carnac_env.batch.rules.play_unobserved`); the legal moves are
-:func:`~carnac_env.batch.rules.legal_actions` and the result of a finished game is
-:func:`~carnac_env.batch.rules.winner_of` (the compiled scorer). Nothing here restates a rule.
+:func:`~carnac_env.batch.rules.legal_actions` and a finished game is scored by the compiled
+scorer (:func:`~carnac_env.batch.scoring.dolmen_balance_into`, the dolmen counts, and
+:func:`~carnac_env.batch.scoring.winner_from_balance`, the tie-break chain). Nothing here
+restates a rule.
 
-**The algorithm.** Depth-first negamax with an alpha-beta window over the three outcomes.
-The player to act does not simply alternate (after a placement the *other* player answers
-the tilt or decline, and after a decline the placer places again), so a child's value is
-negated only when the player to act in the child differs from the parent's. The search always
-runs to the end of the game, so its depth is bounded by the megaliths left (a placement and at
-most one response each): positions with more than ``max_megaliths_left`` megaliths in the
-supply are refused. Move ordering: the transposition table's best move first, then the
-kernel's order (tilts before the decline). Two placements that differ only in which axis
-carries the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no
-tilt of that square fits; only one of them is searched.
+**The algorithm.** Depth-first negamax (fail-soft) with an alpha-beta window over the three
+outcomes. The player to act does not simply alternate (after a placement the *other* player
+answers the tilt or decline, and after a decline the placer places again), so a child's value
+is negated only when the player to act in the child differs from the parent's. The search
+always runs to the end of the game, so its depth is bounded by the megaliths left (a placement
+and at most one response each): positions with more than ``max_megaliths_left`` megaliths in
+the supply are refused. It is a loop over per-ply frames, not a recursive function (numba's
+on-disk cache does not link a cached recursive call, numba issue 6061: that crashed the
+solver run from the cache), so it pauses every few thousand nodes when ``seconds`` is set and
+resumes where it stopped. Move ordering: the transposition table's best move first, then the
+history heuristic (:data:`_ORDERING`). Two placements that differ only in which axis carries
+the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no tilt of
+that square fits; only one of them is searched.
+
+**The margin.** With ``margin=True`` a second search runs over integers ``result * scale +
+margin`` (:func:`margin_scale`), which order as the (result, margin) pairs do, in the window of
+the known result; its table entries carry a key of their own.
 
 **The transposition table.** Keyed by a 64-bit Zobrist hash of the position (each square's
 contents, the player to act, the phase, the pending megalith and its tilt colour, the supply),
@@ -28,8 +40,9 @@ stored in full to tell entries apart; one slot per hash (always replaced). Each 
 :data:`ENTRY_BYTES` bytes; a table of ``table_mb`` MiB holds the largest power of two entries
 that fits, so the table never takes more than ``table_mb`` MiB (at most :data:`MAX_TABLE_MB`,
 refused above). The table is kept between calls on the same board (its entries are exact
-facts about positions), and dropped when the board or the size changes. Besides the table, a
-solve holds one engine slot per ply (``2 * supply + 2`` slots of a few hundred bytes each).
+facts about positions; :func:`clear_table` empties it), and dropped when the board or the size
+changes. Besides the table, a solve holds one engine slot, one row of moves and one frame per
+ply (``2 * supply + 3`` of each: well under a MiB on every built-in board).
 """
 
 from __future__ import annotations
@@ -81,8 +94,8 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 _CONTENTS = 5
 
 # The control array of a search (int64): what a paused search needs to resume.
-_NODES, _PAUSE_AT, _STATUS, _ROOT_MOVE, _DEPTH, _STEP, _RETURNED, _SCALE = range(8)
-_CONTROLS = 8
+_NODES, _PAUSE_AT, _STATUS, _ROOT_MOVE, _DEPTH, _STEP, _RETURNED, _SCALE, _ORDER = range(9)
+_CONTROLS = 9
 # Its status: finished, paused at ``_PAUSE_AT`` nodes (resumed by calling again).
 _DONE, _PAUSED = 0, 1
 # Where the loop stands: entering the node at ``_DEPTH``, trying its next move, storing its
@@ -91,8 +104,8 @@ _ENTER, _NEXT, _FINISH, _RETURN = range(4)
 # The columns of a ply's frame (int64): its window, the window it started with, its best
 # value and move so far, its next move and its move count, the move being searched below it
 # and whether that child's value is negated (the player to act changes).
-_ALPHA, _BETA, _START_ALPHA, _BEST, _BEST_MOVE, _NEXT_MOVE, _COUNT, _MOVE, _NEGATE, _SLOT = range(10)
-_FRAME = 10
+_ALPHA, _BETA, _START_ALPHA, _BEST, _BEST_MOVE, _NEXT_MOVE, _COUNT, _MOVE, _NEGATE, _SLOT, _SORTED = range(11)
+_FRAME = 11
 
 
 class Solution(NamedTuple):
@@ -169,7 +182,7 @@ def _better(frames, d, value, action):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: no cover - compiled
+def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # pragma: no cover - compiled
     """Negamax alpha-beta (fail-soft) from slot 0 of ``st``, child of ply ``d`` played in slot
     ``d + 1``, without recursion: each ply's window, best value and next move live in
     ``frames[d]`` and the loop's place in ``ctl``, so the search pauses when the node count
@@ -183,6 +196,7 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
     keys, best_moves, values, bounds = table
     mask = np.uint64(keys.shape[0] - 1)
     scale = ctl[_SCALE]
+    order = ctl[_ORDER]
     mode_key = extra[extra.shape[0] - 1] if scale > 0 else np.uint64(0)
     d = ctl[_DEPTH]
     step = ctl[_STEP]
@@ -219,11 +233,32 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
             frames[d, _SLOT] = slot
             row = moves[d]
             count = legal_actions(st, d, row)
+            frames[d, _SORTED] = 0
+            if order == 2 and st.phase[d] == PLACE:  # placements next to their top colour first
+                own = st.to_act[d] + 1
+                for k in range(count):
+                    action = row[k]
+                    square = action >> 2
+                    top = own if (action & 1) == 0 else 3 - own
+                    same = 0
+                    for direction in range(4):
+                        other = st.neighbours[square, direction]
+                        if other >= 0 and st.cells[d, other] == top:
+                            same += 1
+                    history[action] = 1 + same if top == own else -same
+                for k in range(1, count):  # insertion sort, stable, best first
+                    action = row[k]
+                    j = k - 1
+                    while j >= 0 and history[row[j]] < history[action]:
+                        row[j + 1] = row[j]
+                        j -= 1
+                    row[j + 1] = action
             if first >= 0:  # the table's best move first
                 for k in range(count):
                     if row[k] == first:
                         row[k] = row[0]
                         row[0] = first
+                        frames[d, _SORTED] = 1
                         break
             frames[d, _START_ALPHA] = frames[d, _ALPHA]
             frames[d, _BEST] = -(2 * scale + 2)  # below every value
@@ -236,7 +271,16 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
             placing = st.phase[d] == PLACE
             step = _FINISH
             while frames[d, _NEXT_MOVE] < frames[d, _COUNT]:
-                action = moves[d, frames[d, _NEXT_MOVE]]
+                k = frames[d, _NEXT_MOVE]
+                if order == 1 and k >= frames[d, _SORTED]:  # the rest by history, the best first
+                    top = k
+                    for j in range(k + 1, frames[d, _COUNT]):
+                        if history[moves[d, j]] > history[moves[d, top]]:
+                            top = j
+                    swap = moves[d, top]
+                    moves[d, top] = moves[d, k]
+                    moves[d, k] = swap
+                action = moves[d, k]
                 frames[d, _NEXT_MOVE] += 1
                 if placing and (action & 2):  # o ^ 2 is the same move when no tilt of the square fits
                     square = action >> 2
@@ -250,6 +294,8 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
                 if st.phase[d + 1] == OVER:  # scored here, without a table look-up
                     ctl[_NODES] += 1
                     if _better(frames, d, _leaf(st, d + 1, mover, scale), action):
+                        if order == 1:
+                            history[action] += 1 + st.supply[d] * st.supply[d]
                         break
                     continue
                 frames[d, _MOVE] = action
@@ -287,12 +333,20 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
                 return
             d -= 1
             value = -returned if frames[d, _NEGATE] else returned
-            step = _FINISH if _better(frames, d, value, frames[d, _MOVE]) else _NEXT
+            if _better(frames, d, value, frames[d, _MOVE]):
+                if order == 1:
+                    history[frames[d, _MOVE]] += 1 + st.supply[d] * st.supply[d]
+                step = _FINISH
+            else:
+                step = _NEXT
 
 
 # --------------------------------------------------------------------- the Python API
 _LOCAL = threading.local()
 _ZOBRIST_SEED = 0x5EED_CA12AC
+#: The move ordering after the table's move: 0 the kernel's order, 1 the history heuristic, 2
+#: placements next to squares of their top colour first (measured in docs/solver.md; 0 kept).
+_ORDERING = 0
 #: Nodes between two looks at the clock when ``seconds`` is set (a few milliseconds).
 _CLOCK_NODES = 1 << 14
 
@@ -303,6 +357,7 @@ class _Tables(NamedTuple):
     table: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     zobrist: np.ndarray
     extra: np.ndarray
+    history: np.ndarray
 
 
 def _entries(table_mb: int) -> int:
@@ -332,7 +387,8 @@ def _tables(board: Board, table_mb: int) -> _Tables:
         np.zeros(entries, dtype=np.int16),
         np.zeros(entries, dtype=np.int8),
     )
-    kept = _LOCAL.tables = _Tables(board, entries, table, zobrist, extra)
+    history = np.zeros(board.num_actions, dtype=np.int64)
+    kept = _LOCAL.tables = _Tables(board, entries, table, zobrist, extra, history)
     return kept
 
 
@@ -345,6 +401,7 @@ def clear_table() -> None:
         keys, best_moves, _, _ = kept.table
         keys[:] = 0
         best_moves[:] = -1
+        kept.history[:] = 0
 
 
 class _Work(NamedTuple):
@@ -388,13 +445,24 @@ class _Budget:
         ctl[_NODES] = self.nodes
         ctl[_ROOT_MOVE] = -1
         ctl[_SCALE] = scale
+        ctl[_ORDER] = _ORDERING
         ctl[_STEP] = _ENTER
         work.frames[0, _ALPHA] = alpha
         work.frames[0, _BETA] = beta
         limit = self.node_limit if self.node_limit > 0 else np.iinfo(np.int64).max
         while True:
             ctl[_PAUSE_AT] = min(limit, ctl[_NODES] + _CLOCK_NODES) if self.deadline else limit
-            _search(work.st, tables.table, work.moves, work.frames, work.hashes, tables.zobrist, tables.extra, ctl)
+            _search(
+                work.st,
+                tables.table,
+                work.moves,
+                work.frames,
+                work.hashes,
+                tables.zobrist,
+                tables.extra,
+                ctl,
+                tables.history,
+            )
             self.nodes = int(ctl[_NODES])
             if ctl[_STATUS] == _DONE:
                 return int(ctl[_RETURNED]), int(ctl[_ROOT_MOVE])
