@@ -122,7 +122,7 @@ def depth(boards: list[str], games: int, within: float, cap: float, most: int) -
     print(f"  {'board':<12} {'k':>3}  median seconds at k = 1, 2, ...")
     for board in boards:
         found = [game_positions(board, g) for g in range(games)]
-        solve(next(iter(found[0].values())), max_megaliths_left=99)  # compile or load; not timed
+        solve(found[0][min(found[0])])  # compile or load the solver, on its smallest endgame; not timed
         best = 0
         medians = []
         for k in range(1, most + 1):
@@ -134,7 +134,7 @@ def depth(boards: list[str], games: int, within: float, cap: float, most: int) -
             if median > within:
                 break
             best = k
-        print(f"  {board:<12} {best:>3}  {' '.join(medians)}")
+        print(f"  {board:<12} {best:>3}  {' '.join(medians)}", flush=True)
 
 
 def main() -> None:
@@ -147,6 +147,7 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=3.0, help="stop a depth solve after this many seconds")
     parser.add_argument("--most", type=int, default=16, help="the largest k the depth part tries")
     parser.add_argument("--skip-speed", action="store_true", help="only the depth part")
+    parser.add_argument("--skip-depth", action="store_true", help="only the speed part")
     parser.add_argument("--quick", action="store_true", help="a smoke run: small, 2 games, 1 round, 0.25 s")
     args = parser.parse_args()
     boards = args.boards.split(",")
@@ -155,7 +156,8 @@ def main() -> None:
         boards, lefts, args.games, args.rounds, args.within, args.cap, args.most = ["small"], [2], 2, 1, 0.25, 0.5, 8
     if not args.skip_speed:
         speed(args.games, lefts, args.rounds)
-    depth(boards, args.games, args.within, args.cap, args.most)
+    if not args.skip_depth:
+        depth(boards, args.games, args.within, args.cap, args.most)
 
 
 if __name__ == "__main__":

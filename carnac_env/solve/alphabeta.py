@@ -26,7 +26,8 @@ the supply are refused. It is a loop over per-ply frames, not a recursive functi
 on-disk cache does not link a cached recursive call, numba issue 6061: that crashed the
 solver run from the cache), so it pauses every few thousand nodes when ``seconds`` is set and
 resumes where it stopped. Move ordering: the transposition table's best move first, then the
-history heuristic (:data:`_ORDERING`). Two placements that differ only in which axis carries
+kernel's order (tilts before the decline, placements square by square; two other orderings
+were measured and dropped, see docs/solver.md). Two placements that differ only in which axis carries
 the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no tilt of
 that square fits; only one of them is searched.
 
@@ -94,8 +95,8 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 _CONTENTS = 5
 
 # The control array of a search (int64): what a paused search needs to resume.
-_NODES, _PAUSE_AT, _STATUS, _ROOT_MOVE, _DEPTH, _STEP, _RETURNED, _SCALE, _ORDER = range(9)
-_CONTROLS = 9
+_NODES, _PAUSE_AT, _STATUS, _ROOT_MOVE, _DEPTH, _STEP, _RETURNED, _SCALE = range(8)
+_CONTROLS = 8
 # Its status: finished, paused at ``_PAUSE_AT`` nodes (resumed by calling again).
 _DONE, _PAUSED = 0, 1
 # Where the loop stands: entering the node at ``_DEPTH``, trying its next move, storing its
@@ -104,8 +105,8 @@ _ENTER, _NEXT, _FINISH, _RETURN = range(4)
 # The columns of a ply's frame (int64): its window, the window it started with, its best
 # value and move so far, its next move and its move count, the move being searched below it
 # and whether that child's value is negated (the player to act changes).
-_ALPHA, _BETA, _START_ALPHA, _BEST, _BEST_MOVE, _NEXT_MOVE, _COUNT, _MOVE, _NEGATE, _SLOT, _SORTED = range(11)
-_FRAME = 11
+_ALPHA, _BETA, _START_ALPHA, _BEST, _BEST_MOVE, _NEXT_MOVE, _COUNT, _MOVE, _NEGATE, _SLOT = range(10)
+_FRAME = 10
 
 
 class Solution(NamedTuple):
@@ -182,7 +183,7 @@ def _better(frames, d, value, action):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # pragma: no cover - compiled
+def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: no cover - compiled
     """Negamax alpha-beta (fail-soft) from slot 0 of ``st``, child of ply ``d`` played in slot
     ``d + 1``, without recursion: each ply's window, best value and next move live in
     ``frames[d]`` and the loop's place in ``ctl``, so the search pauses when the node count
@@ -196,7 +197,6 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # 
     keys, best_moves, values, bounds = table
     mask = np.uint64(keys.shape[0] - 1)
     scale = ctl[_SCALE]
-    order = ctl[_ORDER]
     mode_key = extra[extra.shape[0] - 1] if scale > 0 else np.uint64(0)
     d = ctl[_DEPTH]
     step = ctl[_STEP]
@@ -233,32 +233,11 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # 
             frames[d, _SLOT] = slot
             row = moves[d]
             count = legal_actions(st, d, row)
-            frames[d, _SORTED] = 0
-            if order == 2 and st.phase[d] == PLACE:  # placements next to their top colour first
-                own = st.to_act[d] + 1
-                for k in range(count):
-                    action = row[k]
-                    square = action >> 2
-                    top = own if (action & 1) == 0 else 3 - own
-                    same = 0
-                    for direction in range(4):
-                        other = st.neighbours[square, direction]
-                        if other >= 0 and st.cells[d, other] == top:
-                            same += 1
-                    history[action] = 1 + same if top == own else -same
-                for k in range(1, count):  # insertion sort, stable, best first
-                    action = row[k]
-                    j = k - 1
-                    while j >= 0 and history[row[j]] < history[action]:
-                        row[j + 1] = row[j]
-                        j -= 1
-                    row[j + 1] = action
             if first >= 0:  # the table's best move first
                 for k in range(count):
                     if row[k] == first:
                         row[k] = row[0]
                         row[0] = first
-                        frames[d, _SORTED] = 1
                         break
             frames[d, _START_ALPHA] = frames[d, _ALPHA]
             frames[d, _BEST] = -(2 * scale + 2)  # below every value
@@ -271,16 +250,7 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # 
             placing = st.phase[d] == PLACE
             step = _FINISH
             while frames[d, _NEXT_MOVE] < frames[d, _COUNT]:
-                k = frames[d, _NEXT_MOVE]
-                if order == 1 and k >= frames[d, _SORTED]:  # the rest by history, the best first
-                    top = k
-                    for j in range(k + 1, frames[d, _COUNT]):
-                        if history[moves[d, j]] > history[moves[d, top]]:
-                            top = j
-                    swap = moves[d, top]
-                    moves[d, top] = moves[d, k]
-                    moves[d, k] = swap
-                action = moves[d, k]
+                action = moves[d, frames[d, _NEXT_MOVE]]
                 frames[d, _NEXT_MOVE] += 1
                 if placing and (action & 2):  # o ^ 2 is the same move when no tilt of the square fits
                     square = action >> 2
@@ -294,8 +264,6 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # 
                 if st.phase[d + 1] == OVER:  # scored here, without a table look-up
                     ctl[_NODES] += 1
                     if _better(frames, d, _leaf(st, d + 1, mover, scale), action):
-                        if order == 1:
-                            history[action] += 1 + st.supply[d] * st.supply[d]
                         break
                     continue
                 frames[d, _MOVE] = action
@@ -334,8 +302,6 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # 
             d -= 1
             value = -returned if frames[d, _NEGATE] else returned
             if _better(frames, d, value, frames[d, _MOVE]):
-                if order == 1:
-                    history[frames[d, _MOVE]] += 1 + st.supply[d] * st.supply[d]
                 step = _FINISH
             else:
                 step = _NEXT
@@ -344,9 +310,6 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl, history):  # 
 # --------------------------------------------------------------------- the Python API
 _LOCAL = threading.local()
 _ZOBRIST_SEED = 0x5EED_CA12AC
-#: The move ordering after the table's move: 0 the kernel's order, 1 the history heuristic, 2
-#: placements next to squares of their top colour first (measured in docs/solver.md; 0 kept).
-_ORDERING = 0
 #: Nodes between two looks at the clock when ``seconds`` is set (a few milliseconds).
 _CLOCK_NODES = 1 << 14
 
@@ -357,7 +320,6 @@ class _Tables(NamedTuple):
     table: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     zobrist: np.ndarray
     extra: np.ndarray
-    history: np.ndarray
 
 
 def _entries(table_mb: int) -> int:
@@ -387,8 +349,7 @@ def _tables(board: Board, table_mb: int) -> _Tables:
         np.zeros(entries, dtype=np.int16),
         np.zeros(entries, dtype=np.int8),
     )
-    history = np.zeros(board.num_actions, dtype=np.int64)
-    kept = _LOCAL.tables = _Tables(board, entries, table, zobrist, extra, history)
+    kept = _LOCAL.tables = _Tables(board, entries, table, zobrist, extra)
     return kept
 
 
@@ -401,7 +362,6 @@ def clear_table() -> None:
         keys, best_moves, _, _ = kept.table
         keys[:] = 0
         best_moves[:] = -1
-        kept.history[:] = 0
 
 
 class _Work(NamedTuple):
@@ -445,7 +405,6 @@ class _Budget:
         ctl[_NODES] = self.nodes
         ctl[_ROOT_MOVE] = -1
         ctl[_SCALE] = scale
-        ctl[_ORDER] = _ORDERING
         ctl[_STEP] = _ENTER
         work.frames[0, _ALPHA] = alpha
         work.frames[0, _BETA] = beta
@@ -461,7 +420,6 @@ class _Budget:
                 tables.zobrist,
                 tables.extra,
                 ctl,
-                tables.history,
             )
             self.nodes = int(ctl[_NODES])
             if ctl[_STATUS] == _DONE:
