@@ -19,7 +19,7 @@ from carnac_env.core.game import OVER, GameState
 from carnac_env.errors import CarnacError
 from carnac_env.solve import Solution, solve
 
-#: The solver's first compile takes about two minutes and the full check of 3x4 three more: CI's
+#: The solver's first compile takes about half a minute and the checks two more: CI's
 #: slow entry runs this file (pytest -m slow).
 pytestmark = pytest.mark.slow
 

@@ -90,13 +90,13 @@ DEFAULT_MAX_MEGALITHS_LEFT = 8
 MAX_SECONDS = 86_400.0
 
 # Bounds of a stored value.
-_EXACT, _LOWER, _UPPER, _HINT = 0, 1, 2, 3
+_EXACT, _LOWER, _UPPER = 0, 1, 2
 # What a square can hold, for the hash: empty, standing red/white, lying red/white.
 _CONTENTS = 5
 
 # The control array of a search (int64): what a paused search needs to resume.
-_NODES, _PAUSE_AT, _STATUS, _ROOT_MOVE, _DEPTH, _STEP, _RETURNED, _SCALE, _HORIZON = range(9)
-_CONTROLS = 9
+_NODES, _PAUSE_AT, _STATUS, _ROOT_MOVE, _DEPTH, _STEP, _RETURNED, _SCALE = range(8)
+_CONTROLS = 8
 # Its status: finished, paused at ``_PAUSE_AT`` nodes (resumed by calling again).
 _DONE, _PAUSED = 0, 1
 # Where the loop stands: entering the node at ``_DEPTH``, trying its next move, storing its
@@ -197,7 +197,6 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
     keys, best_moves, values, bounds = table
     mask = np.uint64(keys.shape[0] - 1)
     scale = ctl[_SCALE]
-    horizon = ctl[_HORIZON]
     mode_key = extra[extra.shape[0] - 1] if scale > 0 else np.uint64(0)
     d = ctl[_DEPTH]
     step = ctl[_STEP]
@@ -262,7 +261,7 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
                         continue
                 copy_rules_state(st, d, st, d + 1)
                 play_unobserved(st, d + 1, action)
-                if st.phase[d + 1] == OVER or (st.phase[d + 1] == PLACE and st.supply[d + 1] < horizon):
+                if st.phase[d + 1] == OVER:  # scored here, without a table look-up
                     ctl[_NODES] += 1
                     if _better(frames, d, _leaf(st, d + 1, mover, scale), action):
                         break
@@ -285,9 +284,7 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
             keys[slot] = hashes[d]
             best_moves[slot] = frames[d, _BEST_MOVE]
             values[slot] = best
-            if horizon > 0:
-                bounds[slot] = _HINT
-            elif best <= frames[d, _START_ALPHA]:
+            if best <= frames[d, _START_ALPHA]:
                 bounds[slot] = _UPPER
             elif best >= frames[d, _BETA]:
                 bounds[slot] = _LOWER
@@ -315,7 +312,6 @@ _LOCAL = threading.local()
 _ZOBRIST_SEED = 0x5EED_CA12AC
 #: Nodes between two looks at the clock when ``seconds`` is set (a few milliseconds).
 _CLOCK_NODES = 1 << 14
-_DEEPENING = False
 
 
 class _Tables(NamedTuple):
@@ -402,14 +398,13 @@ class _Budget:
         self.deadline = time.perf_counter() + seconds if seconds > 0 else 0.0
         self.nodes = 0
 
-    def run(self, tables: _Tables, work: _Work, alpha: int, beta: int, scale: int, horizon: int = 0) -> tuple[int, int]:
+    def run(self, tables: _Tables, work: _Work, alpha: int, beta: int, scale: int) -> tuple[int, int]:
         """One search from slot 0 of ``work`` over the window ``(alpha, beta)``: its value and
         best move, in pieces of :data:`_CLOCK_NODES` nodes when there is a deadline."""
         ctl = np.zeros(_CONTROLS, dtype=np.int64)
         ctl[_NODES] = self.nodes
         ctl[_ROOT_MOVE] = -1
         ctl[_SCALE] = scale
-        ctl[_HORIZON] = horizon
         ctl[_STEP] = _ENTER
         work.frames[0, _ALPHA] = alpha
         work.frames[0, _BETA] = beta
@@ -503,8 +498,6 @@ def solve(
     work = _work(board, 2 * state.supply + 3)
     budget = _Budget(node_limit, float(seconds))
     load_game(work.st, 0, *game_fields(state, lying=False))  # the search never reads the pairs
-    for placements in range(1, state.supply if _DEEPENING else 0):  # leaves after that many placements
-        budget.run(tables, work, -1, 1, 0, state.supply - placements + 1)
     result, best = budget.run(tables, work, -1, 1, 0)
     if not margin:
         return Solution(result, best, budget.nodes)
