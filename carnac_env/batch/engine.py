@@ -58,7 +58,7 @@ from carnac_env import _checks
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import scoring as _scoring
 from carnac_env.batch import views as _views
-from carnac_env.batch.state import KernelState, StateArrays, new_state, state_from_arrays
+from carnac_env.batch.state import KernelState, StateArrays, game_fields, new_state, state_from_arrays
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import OVER, RESPOND, WHITE, GameState
 from carnac_env.core.observation import NUM_PLANES
@@ -429,19 +429,5 @@ class BatchGame:
             raise CarnacError(f"the state is on board {state.board.rules()}, this BatchGame plays {self.board.rules()}")
         if state.phase == OVER:
             raise CarnacError("the state is a finished game; a BatchGame slot holds a game in progress")
-        lying = np.array(state.lying, dtype=np.int16).reshape(-1, 2)
-        _rules.load_game(
-            self._state,
-            i,
-            np.frombuffer(state.cells, dtype=np.uint8),
-            np.frombuffer(state.kinds, dtype=np.uint8),
-            lying,
-            len(lying),
-            state.supply,
-            state.empty,
-            state.phase,
-            state.to_act,
-            state.pending,
-            state.pending_colour,
-        )
+        _rules.load_game(self._state, i, *game_fields(state))
         _views.refresh_views(self._state, i)  # the planes and place bits, from cells and kinds

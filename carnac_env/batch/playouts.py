@@ -26,7 +26,7 @@ from carnac_env import _checks
 from carnac_env.batch.rng import seed_state, splitmix
 from carnac_env.batch.rules import copy_rules_state, load_game, pick, play_unobserved, value_for
 from carnac_env.batch.scoring import winner_into
-from carnac_env.batch.state import KernelState, new_state
+from carnac_env.batch.state import KernelState, game_fields, new_state
 from carnac_env.core.boards import Board
 from carnac_env.core.game import EMPTY, OVER, PLACE, GameState
 from carnac_env.core.validate import validate
@@ -92,18 +92,17 @@ def playout_value(st, i, work, j, playouts, x):  # pragma: no cover - compiled
 
 @njit(**_JIT)
 def _playout_from(
-    st, cells, kinds, no_lying, num_lying, supply, empty, phase, to_act, pending, pending_colour, seed, record
+    st, cells, kinds, lying, num_lying, supply, empty, phase, to_act, pending, pending_colour, seed, record
 ):  # pragma: no cover - compiled
-    """Load one core game into the one-game state ``st`` and :func:`playout` it; the winner and
-    the number of moves."""
-    load_game(st, 0, cells, kinds, no_lying, num_lying, supply, empty, phase, to_act, pending, pending_colour)
+    """Load one core game (:func:`~carnac_env.batch.state.game_fields`) into the one-game state
+    ``st`` and :func:`playout` it; the winner and the number of moves."""
+    load_game(st, 0, cells, kinds, lying, num_lying, supply, empty, phase, to_act, pending, pending_colour)
     winner, _, moves = playout(st, 0, seed, record)
     return winner, moves
 
 
 _LOCAL = threading.local()
 _NO_RECORD = np.zeros(0, dtype=np.int32)
-_NO_LYING = np.zeros((0, 2), dtype=np.int16)  # the playout appends lying pairs but never reads old ones
 
 
 def _one_game(board: Board) -> KernelState:
@@ -158,16 +157,7 @@ def _run_playout(state: GameState, seed: int, record: np.ndarray) -> tuple[int, 
     seed = _checks.whole("seed", seed)
     winner, moves = _playout_from(
         _one_game(state.board),
-        np.frombuffer(state.cells, dtype=np.uint8),
-        np.frombuffer(state.kinds, dtype=np.uint8),
-        _NO_LYING,
-        len(state.lying),
-        state.supply,
-        state.empty,
-        state.phase,
-        state.to_act,
-        state.pending,
-        state.pending_colour,
+        *game_fields(state, lying=False),  # the playout appends lying pairs but never reads old ones
         seed_state(seed),
         record,
     )

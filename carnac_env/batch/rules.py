@@ -386,7 +386,10 @@ def load_game(  # pragma: no cover - compiled
 ):
     """Put a position (checked beforehand by the core's ``validate``) into slot ``i``: its
     fields and its legal tilts (the tilt rule, :func:`tilt_fits`); the views are left to the
-    caller (:func:`~carnac_env.batch.views.refresh_views`), which may not need them."""
+    caller (:func:`~carnac_env.batch.views.refresh_views`), which may not need them. The
+    arguments after ``i`` come from a core state by
+    :func:`~carnac_env.batch.state.game_fields`: ``lying`` may hold no pairs for a slot that
+    never reads them, ``num_lying`` still counting them (later tilts append after them)."""
     count = 0
     for square in range(cells.shape[0]):
         st.cells[i, square] = cells[square]

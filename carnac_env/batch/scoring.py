@@ -67,17 +67,11 @@ def group_into(cells, neighbours, start, seen, members):  # pragma: no cover - c
     return size
 
 
-@njit(**_JIT)
-def winner_into(cells, neighbours, min_dolmen, seen, stack, balance):  # pragma: no cover - compiled
-    """:func:`dolmen_winner` with its work arrays given: ``seen`` ``(S,)`` bool, ``stack``
-    ``(S + 1,)`` int32 and ``balance`` ``(S + 1,)`` int32 (overwritten).
-
-    Dolmens are the maximal same-coloured groups of at least ``min_dolmen`` squares (found
-    by :func:`group_into`); ``balance[k]`` counts Red's dolmens of ``k`` squares minus White's.
-    More dolmens wins; on equal counts the largest size at which the counts differ decides,
-    for the player with more dolmens of that size, which is the core's comparison of the
-    sorted size lists position by position; identical lists draw.
-    """
+@njit(inline="always", **_JIT)
+def dolmen_balance_into(cells, neighbours, min_dolmen, seen, stack, balance):  # pragma: no cover - compiled
+    """Red's dolmens minus White's in one position (the work arrays as in :func:`winner_into`),
+    and ``balance[k]``: Red's dolmens of ``k`` squares minus White's (overwritten). Dolmens are
+    the maximal same-coloured groups of at least ``min_dolmen`` squares (:func:`group_into`)."""
     squares = cells.shape[0]
     for s in range(squares):
         seen[s] = False
@@ -93,12 +87,33 @@ def winner_into(cells, neighbours, min_dolmen, seen, stack, balance):  # pragma:
             sign = 1 if colour == RED else -1
             balance[size] += sign
             total += sign
+    return total
+
+
+@njit(inline="always", **_JIT)
+def winner_from_balance(total, balance):  # pragma: no cover - compiled
+    """The winner (0 Red, 1 White, -1 a draw) from :func:`dolmen_balance_into`'s results."""
     if total != 0:
         return 0 if total > 0 else 1
-    for k in range(squares, 0, -1):  # largest first
+    for k in range(balance.shape[0] - 1, 0, -1):  # largest first
         if balance[k] != 0:
             return 0 if balance[k] > 0 else 1
     return -1
+
+
+@njit(**_JIT)
+def winner_into(cells, neighbours, min_dolmen, seen, stack, balance):  # pragma: no cover - compiled
+    """:func:`dolmen_winner` with its work arrays given: ``seen`` ``(S,)`` bool, ``stack``
+    ``(S + 1,)`` int32 and ``balance`` ``(S + 1,)`` int32 (overwritten).
+
+    Dolmens are the maximal same-coloured groups of at least ``min_dolmen`` squares (found
+    by :func:`group_into`); ``balance[k]`` counts Red's dolmens of ``k`` squares minus White's.
+    More dolmens wins; on equal counts the largest size at which the counts differ decides,
+    for the player with more dolmens of that size, which is the core's comparison of the
+    sorted size lists position by position; identical lists draw.
+    """
+    total = dolmen_balance_into(cells, neighbours, min_dolmen, seen, stack, balance)
+    return winner_from_balance(total, balance)
 
 
 @njit(**_JIT)

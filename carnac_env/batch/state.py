@@ -24,9 +24,10 @@ from numba.experimental import structref
 
 from carnac_env.core.actions import tilt_base
 from carnac_env.core.boards import Board
+from carnac_env.core.game import GameState
 from carnac_env.core.observation import NUM_PLANES, SUPPLY
 
-__all__ = ["FIELDS", "Field", "KernelState", "StateArrays", "new_state", "state_from_arrays"]
+__all__ = ["FIELDS", "Field", "KernelState", "StateArrays", "game_fields", "new_state", "state_from_arrays"]
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -175,3 +176,36 @@ def new_state(board: Board, num_games: int) -> tuple[KernelState, StateArrays]:
 def state_from_arrays(arrays: StateArrays) -> KernelState:
     """The :class:`KernelState` over ``arrays`` (no copy)."""
     return _make_state(*arrays)
+
+
+_NO_LYING = np.zeros((0, 2), dtype=np.int16)
+
+
+def game_fields(state: GameState, lying: bool = True) -> tuple:
+    """The fields of a core position in the order :func:`~carnac_env.batch.rules.load_game`
+    takes them after the slot: ``(cells, kinds, lying, num_lying, supply, empty, phase, to_act,
+    pending, pending_colour)``, the one place that maps a
+    :class:`~carnac_env.core.game.GameState` onto a kernel slot (``load_game(st, i,
+    *game_fields(state))``; ``state`` is checked beforehand by the core's ``validate``).
+
+    Args:
+        state: the core position (not changed; ``cells`` and ``kinds`` are read-only views of
+            its bytes).
+        lying: pass the lying megaliths' square pairs. Without them (for a slot whose pairs
+            are never read: a playout, a search) an empty ``(0, 2)`` array goes instead, and
+            ``num_lying`` still counts the pairs, so that the slot's later tilts append theirs
+            in range (at most ``megaliths`` in all) just as in a slot loaded with them.
+    """
+    pairs = np.array(state.lying, dtype=np.int16).reshape(-1, 2) if lying else _NO_LYING
+    return (
+        np.frombuffer(state.cells, dtype=np.uint8),
+        np.frombuffer(state.kinds, dtype=np.uint8),
+        pairs,
+        len(state.lying),
+        state.supply,
+        state.empty,
+        state.phase,
+        state.to_act,
+        state.pending,
+        state.pending_colour,
+    )

@@ -7,6 +7,6 @@
 See :mod:`carnac_env.solve.alphabeta` for the algorithm, the memory bound and the limits.
 """
 
-from carnac_env.solve.alphabeta import MAX_TABLE_MB, Solution, solve
+from carnac_env.solve.alphabeta import MAX_TABLE_MB, Solution, clear_table, solve
 
-__all__ = ["MAX_TABLE_MB", "Solution", "solve"]
+__all__ = ["MAX_TABLE_MB", "Solution", "clear_table", "solve"]
