@@ -51,7 +51,18 @@ from numba.experimental import structref
 
 from carnac_env.batch.rules import NOT_OVER
 
-__all__ = ["FIELDS", "PENDING", "UNPROVEN", "VIRTUAL_LOSS", "Tree", "TreeArrays", "TreeField", "grown", "new_tree", "tree_bytes"]
+__all__ = [
+    "FIELDS",
+    "PENDING",
+    "UNPROVEN",
+    "VIRTUAL_LOSS",
+    "Tree",
+    "TreeArrays",
+    "TreeField",
+    "grown",
+    "new_tree",
+    "tree_bytes",
+]
 
 _JIT = {"cache": True, "nogil": True}
 
