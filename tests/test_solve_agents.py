@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import pytest
 
-from carnac_env.agents import AZAgent, MCTSAgent, make
-from carnac_env.agents import endgame
+from carnac_env.agents import endgame, make
+from carnac_env.agents.az import AZAgent
+from carnac_env.agents.mcts import MCTSAgent
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
+from carnac_env.solve import solve
 
 #: A position of the small board from a game of greedy against greedy (found by playing such
-#: games and solving every position with 2 to 4 megaliths left): Red to place, with one
-#: winning move among many, which ``mcts:sims=100`` (seed 0) misses.
-ONLY_WIN = {"diagram": DIAGRAM, "to_act": TO_ACT, "supply": SUPPLY, "win": WIN}  # noqa: F821 - filled below
+#: games and solving every position with 2 to 4 megaliths left): White to place, with one
+#: winning move (74) among 32, which ``mcts:sims=100`` (seed 0) misses.
+ONLY_WIN = {
+    "diagram": [".rr.rrRR", "RWrrRwwR", "...RWRwR", "R.RRRRwW", ".RR.wwWW"],
+    "to_act": 1,
+    "supply": 2,
+    "win": 74,
+}
 
 
 def only_win() -> GameState:
@@ -48,6 +55,12 @@ def test_no_solver_above_k_megaliths_left() -> None:
 @pytest.mark.slow
 def test_the_solver_agents_find_the_only_winning_move() -> None:
     state = only_win()
+    assert solve(state).result == 1
+    for action in state.legal_actions():
+        child = state.copy()
+        child.apply(action)
+        value = solve(child).result * (1 if child.to_act == state.to_act else -1)
+        assert (value == 1) == (action == ONLY_WIN["win"]), action
     plain = make("mcts:sims=100", seed=0).act(state)
     assert plain != ONLY_WIN["win"], "the position no longer shows the difference: find another"
     for spec in ("mcts:sims=100:solve=4", "az:solve=4"):
