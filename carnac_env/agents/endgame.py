@@ -5,6 +5,11 @@ When the supply holds at most ``K`` megaliths, :func:`solver_move` asks the exac
 (win, draw or loss under the full tie-break chain). The solver runs under a node budget,
 :data:`NODE_LIMIT`, so that a move never hangs: when it gives up, :func:`solver_move` returns
 None and the agent searches as usual (with MCTS-Solver propagation, ``Search(solver=True)``).
+
+The solver keeps its transposition table between calls (per thread and board), so the nodes a
+solve takes, and with them whether the budget suffices and which of several moves of the same
+result is played, may depend on the positions solved before in the same thread; the result the
+move achieves never does. A game played in one process after the same games is the same.
 """
 
 from __future__ import annotations
