@@ -17,7 +17,7 @@ import pytest
 
 from carnac_env.core.game import OVER, PLACE, RESPOND, GameState
 from carnac_env.errors import CarnacError
-from carnac_env.search import PUCT, UCT, Evaluator, Playouts, Search
+from carnac_env.search import PUCT, UCT, Evaluator, Gumbel, Playouts, Search
 from carnac_env.search.tree import UNPROVEN
 
 
@@ -72,13 +72,20 @@ SEARCHES = {
     "uct-playouts": lambda board, seed: Search(board, Playouts(), UCT(1.0), seed=seed, solver=True),
     "puct-playouts": lambda board, seed: Search(board, Playouts(), PUCT(1.5), seed=seed, solver=True),
     "puct-batched-lanes": lambda board, seed: Search(board, Uniform(), PUCT(1.5), seed=seed, lanes=4, solver=True),
+    "gumbel": lambda board, seed: Search(board, Uniform(), Gumbel(noise=False), seed=seed, solver=True),
 }
 
 
 #: Simulations per position, and how many of the 12 positions each search must prove. A draw
 #: is proven only once every move is (PUCT keeps to the drawing move and rarely proves the
-#: losing ones of a wide draw); UCT's exploration proves all of them.
-BUDGETS = {"uct-playouts": (30_000, 12), "puct-playouts": (6000, 11), "puct-batched-lanes": (6000, 11)}
+#: losing ones of a wide draw, nor does Gumbel, whose root halving drops the moves that look
+#: bad); UCT's exploration proves all of them.
+BUDGETS = {
+    "uct-playouts": (30_000, 12),
+    "puct-playouts": (6000, 11),
+    "puct-batched-lanes": (6000, 11),
+    "gumbel": (6000, 9),
+}
 
 
 @pytest.mark.parametrize("kind", list(SEARCHES))
@@ -100,11 +107,12 @@ def test_the_root_is_proven_with_the_minimax_value(kind: str) -> None:
             continue
         count += 1
         assert proven == truth, f"{kind}: {state.diagram()} phase {state.phase}: proven {proven}, truly {truth}"
-        action = search.best_action(0)
+        action = search.gumbel_action(0) if kind == "gumbel" else search.best_action(0)
         assert value_after(state, action, memo) == truth, f"{kind}: the move {action} does not achieve {truth}"
         phases.add(state.phase)
         results.add(truth)
-    assert phases == {PLACE, RESPOND} and results == {-1, 0, 1}, "proven: placing and responding; all results"
+    assert phases == {PLACE, RESPOND}, "proven: placing and responding"
+    assert results >= ({-1, 1} if kind == "gumbel" else {-1, 0, 1}), f"{kind}: proven results {results}"
     assert count >= wanted, f"{kind}: {count} of 12 roots proven in {sims} simulations"
 
 
