@@ -628,7 +628,9 @@ class Search:
 
     def proven(self, t: int = 0) -> int | None:
         """MCTS-Solver: tree ``t``'s root result for its player to act if proven (+1, 0, -1),
-        else None (always None without ``solver``)."""
+        else None (always None without ``solver``). A root restricted to some actions
+        (:meth:`restrict_root`) is proven over those: a win is a win, but a loss or a draw says
+        only that no searched action does better."""
         t = self._searched(t, "proven")
         a = self.arrays
         root = int(a.root[t])
