@@ -24,6 +24,10 @@ Options (spec ``az:sims=200:c=1.5:model=PATH``; their defaults are those declare
 * ``rule``: ``puct`` or ``gumbel``; ``considered``: Gumbel's root actions;
 * ``lanes``: leaves evaluated per network call (virtual losses keep them apart): fewer, slower
   calls than one leaf at a time, for about the same play;
+* ``solve``: with at most this many megaliths left in the supply, play the exact solver's move
+  (:mod:`carnac_env.agents.endgame`: under a node budget; the normal search when it gives up),
+  and run the search with MCTS-Solver propagation (``Search(solver=True)``); 0 (the default)
+  is off and changes nothing;
 * ``model``: a model file (``.npz``, :func:`carnac_env.models.save`) or the name of a shipped
   model (``general``, or a board's specialist such as ``small``); by default
   :func:`~carnac_env.models.default_model`: the board's own specialist where one is shipped and
@@ -39,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from carnac_env.agents.base import SeededAgent, option
+from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, solver_move
 from carnac_env.agents.registry import register
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
@@ -85,6 +90,7 @@ class AZAgent(SeededAgent):
     model: str = option(
         "", "a .npz file from carnac train or a shipped model's name; default: the board's specialist, else general"
     )
+    solve: int = option(0, SOLVE_HELP, low=0, high=MAX_SOLVE)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -118,13 +124,18 @@ class AZAgent(SeededAgent):
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
+        solved = solver_move(state, self.solve)
+        if solved is not None:
+            return solved
         if self.sims == 0:
             logits, _ = net.forward(observation_planes(state, state.to_act)[None], board=state.board)
             return legal[int(np.argmax(logits[0, legal]))]
         search = self._search
         if search is None or search.board != state.board or search.evaluator.net is not net:
             rule = PUCT(self.c) if self.rule == "puct" else Gumbel(self.considered, noise=False)
-            search = self._search = Search(state.board, Network(net), rule, seed=0, lanes=self.lanes)
+            search = self._search = Search(
+                state.board, Network(net), rule, seed=0, lanes=self.lanes, solver=self.solve > 0
+            )
         search.set_games([state])
         search.check_budget(self.sims, "az option sims")
         search.run(self.sims)

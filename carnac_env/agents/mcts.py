@@ -26,7 +26,11 @@ which ``carnac agents`` lists):
 * ``c``: the UCT exploration constant;
 * ``width``: search only the best ``width`` root actions by greedy's values (0: all);
 * ``playouts``: random playouts per new leaf;
-* ``reuse``: keep the tree between moves.
+* ``reuse``: keep the tree between moves;
+* ``solve``: with at most this many megaliths left in the supply, play the exact solver's move
+  (:mod:`carnac_env.agents.endgame`: under a node budget; the normal search when it gives up),
+  and run the search with MCTS-Solver propagation (proven wins, losses and draws passed up the
+  tree; ``Search(solver=True)``). 0 (the default) is off and changes nothing.
 
 With a ``sims`` budget the agent is deterministic for a given seed.
 """
@@ -36,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from carnac_env.agents.base import SeededAgent, option
+from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, solver_move
 from carnac_env.agents.registry import register
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
@@ -61,6 +66,7 @@ class MCTSAgent(SeededAgent):
     width: int = option(8, "search only the N best root actions by greedy's values; 0 all", low=0)
     playouts: int = option(1, "random playouts per new leaf", low=1, high=10_000)
     reuse: bool = option(True, "keep the tree between moves")
+    solve: int = option(0, SOLVE_HELP, low=0, high=MAX_SOLVE)
     evaluator: Playouts | Network | Mixed | None = None
     rule: UCT | PUCT | None = None
 
@@ -108,9 +114,16 @@ class MCTSAgent(SeededAgent):
         if state.is_over:
             raise CarnacError("the game is over; there is no action to choose")
         legal = state.legal_actions()
+        if len(legal) > 1:
+            solved = solver_move(state, self.solve)
+            if solved is not None:
+                self.last_sims = 0
+                return solved
         search = self._search
         if search is None or search.board != state.board:
-            search = self._search = Search(state.board, self.evaluator, self.rule, seed=self.rng.getrandbits(63))
+            search = self._search = Search(
+                state.board, self.evaluator, self.rule, seed=self.rng.getrandbits(63), solver=self.solve > 0
+            )
         search.set_games([state], reuse=self.reuse)
         search.restrict_root(0, self.root_actions(state))
         if len(legal) == 1:

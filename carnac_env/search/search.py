@@ -45,7 +45,17 @@ from carnac_env.search.selection import (
     halving_schedule,
     improved_policy,
 )
-from carnac_env.search.tree import compact, grown, new_tree, restrict_root_edges, root_table, tree_bytes
+from carnac_env.search.tree import (
+    UNPROVEN,
+    compact,
+    grown,
+    new_tree,
+    node_proof,
+    reprove_root,
+    restrict_root_edges,
+    root_table,
+    tree_bytes,
+)
 
 #: The most bytes a :class:`Search`'s trees may take (all its trees together): a budget of
 #: ``sims`` that would need more is refused before anything is allocated, and a time budget
@@ -128,6 +138,13 @@ class Search:
             steering them apart); 1 (the default) runs strictly one after the other. Several
             lanes make a search over few trees (one agent's) cheaper per simulation, at a small
             cost in what each simulation knows.
+        solver: MCTS-Solver (:mod:`carnac_env.search.tree`): finished games' results are
+            proven up the tree (a proven win for the player to act if one child is, a proven
+            result if all children are), a simulation stops at a proven node and backs up its
+            result, the selections never follow a proven loss while another edge is left
+            (Gumbel's root plan excepted), and :meth:`best_action` and :meth:`gumbel_action`
+            play a proven win when there is one and a proven loss only when all are. Off (the
+            default), the search is the same bit for bit as without the option.
     """
 
     def __init__(
@@ -141,6 +158,7 @@ class Search:
         seed: int = 0,
         dirichlet: tuple[float, float] | None = None,
         lanes: int = 1,
+        solver: bool = False,
     ) -> None:
         self.board = board if isinstance(board, Board) else make_board(board)
         self._evaluator_parameters = check_evaluator(evaluator)
@@ -169,8 +187,9 @@ class Search:
                 _checks.number("Dirichlet fraction", fraction, 0.0, 1.0),
             )
         self.dirichlet = dirichlet
-        self._selection = self.selection.parameters()
-        self._root_selection = self.root_selection.parameters()
+        self.solver = _checks.flag("solver", solver)
+        self._selection = self.selection.parameters()._replace(solver=self.solver)
+        self._root_selection = self.root_selection.parameters()._replace(solver=self.solver)
         self.num_actions = self.board.num_actions
         self.max_depth = 2 * self.board.megaliths + 2
         self._new_trees(nodes=64, edges=64 * min(self.num_actions, 64))
@@ -361,6 +380,8 @@ class Search:
             kept = restrict_root_edges(self.tree, t, wanted, len(wanted), self.num_actions)
             if kept < len(wanted):  # the reused root lacked some: start afresh with the restriction
                 simulation.start_tree(self.tree, t, self.base, t)
+            elif self.solver:  # a proof from edges now dropped no longer holds
+                reprove_root(self.tree, t)
 
     def expand_roots(self) -> None:
         """Expand the active trees' new roots (their edges, priors and value; root noise),
@@ -575,7 +596,48 @@ class Search:
             raise CarnacError(f"best_action: tree {t}'s root has no actions")
         second = edges.priors if ties == "prior" else edges.values
         order = np.lexsort((edges.actions, -second, -edges.visits))
+        if self.solver:
+            return int(edges.actions[self._proven_pick(self.root_proofs(t), order)])
         return int(edges.actions[order[0]])
+
+    @staticmethod
+    def _proven_pick(proofs: np.ndarray, order: np.ndarray) -> int:
+        """The first of ``order`` (indices into ``proofs``) that is a proven win, else the first
+        not proven lost, else ``order[0]``."""
+        for wanted in (proofs[order] == 1, proofs[order] != -1):
+            if wanted.any():
+                return int(order[int(np.argmax(wanted))])
+        return int(order[0])
+
+    def root_proofs(self, t: int = 0) -> np.ndarray:
+        """MCTS-Solver: each root action's proven result for the player to act at the root
+        (+1 a win, 0 a draw, -1 a loss, :data:`~carnac_env.search.tree.UNPROVEN` (2) not
+        proven), int8, sorted by action number as :meth:`root`. Without ``solver`` only the
+        finished games one move away are proven."""
+        t = self._searched(t, "root_proofs")
+        a = self.arrays
+        root = int(a.root[t])
+        first, count = int(a.first[t, root]), int(a.count[t, root])
+        player = int(a.player[t, root])
+        actions = a.action[t, first : first + count]
+        proofs = np.empty(count, np.int8)
+        for k in range(count):
+            proof = node_proof(self.tree, t, int(a.child[t, first + k]))
+            proofs[k] = proof if proof == UNPROVEN or player == 0 else -proof
+        return proofs[np.argsort(actions, kind="stable")]
+
+    def proven(self, t: int = 0) -> int | None:
+        """MCTS-Solver: tree ``t``'s root result for its player to act if proven (+1, 0, -1),
+        else None (always None without ``solver``). A root restricted to some actions
+        (:meth:`restrict_root`) is proven over those: a win is a win, but a loss or a draw says
+        only that no searched action does better."""
+        t = self._searched(t, "proven")
+        a = self.arrays
+        root = int(a.root[t])
+        proof = node_proof(self.tree, t, root)
+        if proof == UNPROVEN:
+            return None
+        return proof if int(a.player[t, root]) == 0 else -proof
 
     def gumbel_action(self, t: int = 0) -> int:
         """Gumbel's choice: among the most visited root actions, the best by
@@ -591,6 +653,16 @@ class Search:
         gumbel_root_scores(self.tree, t, root, rule.value_scale, rule.maxvisit_init, scores)
         visits = a.n[t, first : first + count]
         actions = a.action[t, first : first + count]
+        if self.solver:  # a proven win first, a proven loss last; then Gumbel's rule
+            in_order = np.argsort(actions, kind="stable")
+            proofs = np.empty(count, np.int8)
+            proofs[in_order] = self.root_proofs(t)
+            for wanted in (proofs == 1, proofs != -1):
+                if wanted.any():
+                    pool = np.flatnonzero(wanted)
+                    candidates = pool[visits[pool] == visits[pool].max()]
+                    best = candidates[np.lexsort((actions[candidates], -scores[candidates]))[0]]
+                    return int(actions[best])
         candidates = np.flatnonzero(visits == visits.max())
         best = candidates[np.lexsort((actions[candidates], -scores[candidates]))[0]]
         return int(actions[best])

@@ -41,7 +41,7 @@ from numba import njit
 
 from carnac_env import _checks
 from carnac_env.batch.rng import splitmix
-from carnac_env.search.tree import edge_q, swap_edges
+from carnac_env.search.tree import UNPROVEN, edge_proof, edge_q, swap_edges
 
 __all__ = ["PUCT", "UCT", "Gumbel", "Selection", "SelectionParameters", "halving_schedule"]
 
@@ -53,13 +53,16 @@ UCT_KIND, PUCT_KIND, GUMBEL_KIND = 0, 1, 2
 
 class SelectionParameters(NamedTuple):
     """What the compiled search reads of a selection: its ``kind`` and its constants (those a
-    selection does not use are 0; ``fpu`` NaN means "the node's own value")."""
+    selection does not use are 0; ``fpu`` NaN means "the node's own value"), and ``solver``:
+    the search's MCTS-Solver option (set by :class:`~carnac_env.search.Search`; with it an edge
+    whose child is a proven loss for its chooser is never followed while another is left)."""
 
     kind: int
     c: float
     fpu: float
     value_scale: float
     maxvisit_init: float
+    solver: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,16 +243,27 @@ def gumbel_root_scores(tree, t, node, value_scale, maxvisit_init, out):  # pragm
 
 
 # ----------------------------------------------------------------------------- the selections, compiled
+@njit(inline="always", **_JIT)
+def _lost(tree, t, e, player):  # pragma: no cover - compiled
+    """Whether edge ``e``'s child is a proven loss for ``player`` (MCTS-Solver)."""
+    proof = edge_proof(tree, t, e, player)
+    return proof != UNPROVEN and proof < 0
+
+
 @njit(**_JIT)
-def _gumbel_interior(tree, t, node, value_scale, maxvisit_init):  # pragma: no cover - compiled
-    """The edge whose share of visits most lacks behind its improved policy."""
+def _gumbel_interior(tree, t, node, value_scale, maxvisit_init, solver):  # pragma: no cover - compiled
+    """The edge whose share of visits most lacks behind its improved policy (with ``solver``,
+    among those not proven lost)."""
     first = tree.first[t, node]
     count = tree.count[t, node]
     policy = np.empty(count, np.float64)
     total = improved_policy(tree, t, node, value_scale, maxvisit_init, policy)
     best = -np.inf
     index = first
+    player = tree.player[t, node]
     for k in range(count):
+        if solver and _lost(tree, t, first + k, player):
+            continue
         score = policy[k] - tree.n[t, first + k] / (1.0 + total)
         if score > best:
             best = score
@@ -282,14 +296,17 @@ def _gumbel_root(tree, t, node, visit_level, value_scale, maxvisit_init):  # pra
 
 
 @njit(**_JIT)
-def _puct(tree, t, node, c, fpu):  # pragma: no cover - compiled
+def _puct(tree, t, node, c, fpu, solver):  # pragma: no cover - compiled
     first = tree.first[t, node]
     default = tree.value[t, node] if np.isnan(fpu) else fpu
     explore = c * np.sqrt(max(tree.visits[t, node], 1))
     best = -np.inf
     index = first
+    player = tree.player[t, node]
     for k in range(tree.count[t, node]):
         e = first + k
+        if solver and _lost(tree, t, e, player):
+            continue
         n = tree.n[t, e]
         score = edge_q(tree, t, e, default) + explore * tree.prior[t, e] / (1.0 + n)
         if score > best:
@@ -299,7 +316,7 @@ def _puct(tree, t, node, c, fpu):  # pragma: no cover - compiled
 
 
 @njit(fastmath=True, **_JIT)
-def _uct(tree, t, node, c):  # pragma: no cover - compiled (fastmath: the per-edge scores vectorise)
+def _uct(tree, t, node, c, solver):  # pragma: no cover - compiled (fastmath: the per-edge scores vectorise)
     first = tree.first[t, node]
     count = tree.count[t, node]
     tried = tree.tried[t, node]
@@ -314,6 +331,18 @@ def _uct(tree, t, node, c):  # pragma: no cover - compiled (fastmath: the per-ed
     scale = 4.0 * c * c * np.log(max(tree.visits[t, node], 1))
     best = -np.inf
     index = first
+    if solver:  # the same scores, skipping the edges proven lost for the player to act
+        player = tree.player[t, node]
+        for k in range(count):
+            e = first + k
+            if _lost(tree, t, e, player):
+                continue
+            n = tree.n[t, e]
+            score = tree.w[t, e] / n + np.sqrt(scale / n)
+            if score > best:
+                best = score
+                index = e
+        return index
     for k in range(count):
         e = first + k
         n = tree.n[t, e]
@@ -331,9 +360,9 @@ def select_edge(tree, t, node, selection, at_root, visit_level):  # pragma: no c
     with ``visit_level`` visits)."""
     kind = selection.kind
     if kind == UCT_KIND:
-        return _uct(tree, t, node, selection.c)
+        return _uct(tree, t, node, selection.c, selection.solver)
     if kind == PUCT_KIND:
-        return _puct(tree, t, node, selection.c, selection.fpu)
+        return _puct(tree, t, node, selection.c, selection.fpu, selection.solver)
     if at_root:
         return _gumbel_root(tree, t, node, visit_level, selection.value_scale, selection.maxvisit_init)
-    return _gumbel_interior(tree, t, node, selection.value_scale, selection.maxvisit_init)
+    return _gumbel_interior(tree, t, node, selection.value_scale, selection.maxvisit_init, selection.solver)

@@ -20,7 +20,10 @@ tree's round. What happens at the leaf depends on the evaluator's
   rounds, and :func:`expand_round` expands the leaf with the logits and backs the value up
   (mixed with the playouts' as ``(1 - weight) * evaluated + weight * playouts`` when both).
 
-A finished game is scored by the rules and backed up at once, without an evaluation.
+A finished game is scored by the rules and backed up at once, without an evaluation. With the
+search's ``solver`` option (MCTS-Solver, :mod:`carnac_env.search.tree`), a node proven won,
+lost or drawn is scored the same way (the walk stops there and backs up its proven result),
+and after such a backup :func:`~carnac_env.search.tree.propagate` proves what it can up the path.
 
 Between rounds nothing is kept but the tree: the scratch slots still hold the waiting
 leaves' games, so the expansion reads their legal actions there.
@@ -37,10 +40,12 @@ from carnac_env.batch.rules import NOT_OVER
 from carnac_env.search.selection import select_edge
 from carnac_env.search.tree import (
     PENDING,
+    UNPROVEN,
     add_edges,
     add_node,
     add_virtual_loss,
     backup,
+    propagate,
     revert,
     set_priors_from_logits,
 )
@@ -73,7 +78,10 @@ def descend(
         _rules.copy_game(roots, slot, scratch, where)
     node = tree.root[t]
     depth = 0
+    solver = selection.solver
     while tree.winner[t, node] == NOT_OVER:
+        if solver and tree.proven[t, node] != UNPROVEN:
+            break  # MCTS-Solver: a proven node is scored like a finished game
         if tree.count[t, node] < 0:
             if not (expand_seen and tree.count[t, node] != PENDING and tree.visits[t, node] > 0):
                 break
@@ -128,6 +136,12 @@ def simulate(
     winner = tree.winner[t, leaf]
     if winner != NOT_OVER:
         backup(tree, t, lane, _rules.value_for(winner, 0), 0, virtual)
+        if selection.solver:
+            propagate(tree, t, lane)
+        return BACKED_UP
+    if selection.solver and tree.proven[t, leaf] != UNPROVEN:
+        backup(tree, t, lane, float(tree.proven[t, leaf]), 0, virtual)
+        propagate(tree, t, lane)
         return BACKED_UP
     if tree.count[t, leaf] == PENDING:
         revert(tree, t, lane)

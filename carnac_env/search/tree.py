@@ -30,6 +30,15 @@ ties between equal scores go to the earlier edge.
 after a decline the placer places again). :func:`backup` is the only code that takes sides:
 a value for some player is added to each edge on the path as ``+value`` if the edge's
 chooser is that player and ``-value`` otherwise. Nothing assumes that turns alternate.
+
+**MCTS-Solver** (Winands et al., 2008; OpenSpiel's ``solve=True``), with the search's
+``solver`` option: a finished game is proven (its ``winner``); a node where the player to act
+has a child proven a win for them is a proven win; a node whose children are all proven is
+proven with the best of them for its player (a loss only if every child is a loss, a draw if
+the best is a draw). :func:`propagate` applies these rules up a lane's path after a proven
+leaf's backup, taking sides by each node's ``player`` as :func:`backup` does (never by
+alternation). ``proven`` holds the result for player 0, so a node's result for its own player
+is ``proven`` or ``-proven``.
 """
 
 from __future__ import annotations
@@ -42,7 +51,18 @@ from numba.experimental import structref
 
 from carnac_env.batch.rules import NOT_OVER
 
-__all__ = ["FIELDS", "PENDING", "VIRTUAL_LOSS", "Tree", "TreeArrays", "TreeField", "grown", "new_tree", "tree_bytes"]
+__all__ = [
+    "FIELDS",
+    "PENDING",
+    "UNPROVEN",
+    "VIRTUAL_LOSS",
+    "Tree",
+    "TreeArrays",
+    "TreeField",
+    "grown",
+    "new_tree",
+    "tree_bytes",
+]
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -77,6 +97,14 @@ FIELDS: tuple[TreeField, ...] = (
     TreeField("first", "node", np.int64, 0, "its first edge"),
     TreeField("count", "node", np.int32, -1, "its number of edges; -1 until expanded, ``PENDING`` while evaluated"),
     TreeField("tried", "node", np.int32, 0, "edges ``first .. first + tried`` have been followed"),
+    TreeField(
+        "proven",
+        "node",
+        np.int8,
+        2,
+        "MCTS-Solver: the proven result for player 0 (+1, 0 a draw, -1), else ``UNPROVEN``; finished games "
+        "are read from ``winner``",
+    ),
     TreeField("action", "edge", np.int32, 0, "the action number"),
     TreeField("prior", "edge", np.float32, 0.0, "the prior (possibly with root noise)"),
     TreeField("logit", "edge", np.float32, 0.0, "the evaluator's logit"),
@@ -138,6 +166,8 @@ def _make_tree(*fields):  # pragma: no cover - compiled (cached, unlike define_p
 PENDING = -2
 #: The loss an edge holds for each lane in flight through it.
 VIRTUAL_LOSS = 1.0
+#: ``proven`` of a node whose result is not proven (the proven ones hold +1, 0 or -1 for player 0).
+UNPROVEN = 2
 
 
 def _shape(kind: str, trees: int, nodes: int, edges: int, max_depth: int, lanes: int) -> tuple[int, ...]:
@@ -364,6 +394,85 @@ def revert(tree, t, lane):  # pragma: no cover - compiled
         tree.n[t, edge] -= 1
         tree.w[t, edge] += VIRTUAL_LOSS
     tree.leaf[t, lane] = -1
+
+
+# ----------------------------------------------------------------------------- MCTS-Solver
+@njit(**_JIT)
+def node_proof(tree, t, node):  # pragma: no cover - compiled
+    """The proven result of ``node`` for player 0 (+1, 0, -1: a finished game's from its
+    ``winner``), or ``UNPROVEN`` (also for ``node`` -1, an edge not yet followed)."""
+    if node < 0:
+        return UNPROVEN
+    winner = tree.winner[t, node]
+    if winner != NOT_OVER:
+        if winner < 0:
+            return 0
+        return 1 if winner == 0 else -1
+    return int(tree.proven[t, node])
+
+
+@njit(**_JIT)
+def edge_proof(tree, t, e, player):  # pragma: no cover - compiled
+    """The proven result of edge ``e``'s child for ``player`` (+1, 0, -1), or ``UNPROVEN``."""
+    proof = node_proof(tree, t, tree.child[t, e])
+    if proof == UNPROVEN or player == 0:
+        return proof
+    return -proof
+
+
+@njit(**_JIT)
+def prove(tree, t, node):  # pragma: no cover - compiled
+    """Prove ``node`` from its children if the MCTS-Solver rules allow (module docstring);
+    returns whether it is proven. An unexpanded or pending node is not."""
+    if tree.winner[t, node] != NOT_OVER or tree.proven[t, node] != UNPROVEN:
+        return True
+    count = tree.count[t, node]
+    if count <= 0:
+        return False
+    player = tree.player[t, node]
+    first = tree.first[t, node]
+    best = -2
+    known = True
+    for k in range(count):
+        proof = edge_proof(tree, t, first + k, player)
+        if proof == UNPROVEN:
+            known = False
+        elif proof == 1:
+            best = 1
+            known = True
+            break
+        elif proof > best:
+            best = proof
+    if not known:
+        return False
+    tree.proven[t, node] = best if player == 0 else -best
+    return True
+
+
+@njit(**_JIT)
+def propagate(tree, t, lane):  # pragma: no cover - compiled
+    """After a backup of a proven leaf: prove the nodes of ``lane``'s path from the bottom up,
+    stopping at the first that cannot be proven. Returns how many were newly proven."""
+    proven = 0
+    for k in range(tree.depth[t, lane] - 1, -1, -1):
+        node = tree.path_node[t, lane, k]
+        if tree.proven[t, node] != UNPROVEN:
+            continue  # proven meanwhile (another lane)
+        if not prove(tree, t, node):
+            break
+        proven += 1
+    return proven
+
+
+@njit(**_JIT)
+def reprove_root(tree, t):  # pragma: no cover - compiled
+    """Forget tree ``t``'s root proof and prove it again from its edges (after
+    :func:`restrict_root_edges` dropped some). Returns whether it is proven."""
+    root = tree.root[t]
+    if tree.winner[t, root] != NOT_OVER:
+        return True
+    tree.proven[t, root] = UNPROVEN
+    return prove(tree, t, root)
 
 
 # ----------------------------------------------------------------------------- reading
