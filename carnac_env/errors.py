@@ -33,3 +33,8 @@ class UnknownOptionError(CarnacError, TypeError):
     code that retries without an optional keyword (TorchRL's ``GymEnv`` does this with
     ``frameskip``) works; the message names the accepted options.
     """
+
+
+class SolveLimitError(CarnacError):
+    """The exact solver (:func:`carnac_env.solve.solve`) spent its ``node_limit`` or ``seconds``
+    budget before it finished: the position is not solved (nothing is guessed)."""

@@ -78,3 +78,28 @@ def test_a_solver_that_gives_up_leaves_the_move_to_the_search(monkeypatch: pytes
     action = agent.act(state)
     assert action in state.legal_actions() and agent.last_sims == 100
     assert agent.search is not None and agent.search.solver
+
+
+@pytest.mark.slow
+def test_a_solver_move_does_not_depend_on_what_was_solved_before() -> None:
+    """Each move starts from an empty table: a move after other solves (which fill the table
+    and steer its move ordering) is the move of a fresh process."""
+    state = only_win()
+    fresh = endgame.solver_move(state, 4)
+    for action in state.legal_actions()[:8]:  # fill the table with other positions' entries
+        child = state.copy()
+        child.apply(action)
+        solve(child)
+    assert endgame.solver_move(state, 4) == fresh
+
+
+@pytest.mark.slow
+def test_only_a_spent_budget_falls_back_to_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver error other than a spent budget is a bug to report, not a reason to search."""
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise CarnacError("solve got a malformed state: planted")
+
+    monkeypatch.setattr(endgame, "solve", broken)
+    with pytest.raises(CarnacError, match="planted"):
+        endgame.solver_move(only_win(), 4)

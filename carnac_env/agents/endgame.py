@@ -6,17 +6,17 @@ When the supply holds at most ``K`` megaliths, :func:`solver_move` asks the exac
 :data:`NODE_LIMIT`, so that a move never hangs: when it gives up, :func:`solver_move` returns
 None and the agent searches as usual (with MCTS-Solver propagation, ``Search(solver=True)``).
 
-The solver keeps its transposition table between calls (per thread and board), so the nodes a
-solve takes, and with them whether the budget suffices and which of several moves of the same
-result is played, may depend on the positions solved before in the same thread; the result the
-move achieves never does. A game played in one process after the same games is the same.
+Each move starts from an empty transposition table (:func:`~carnac_env.solve.clear_table`), so a
+move depends on its position only: the nodes it takes, whether the budget suffices and which of
+several moves of the same result is played never depend on what the same thread solved before.
+The same seed gives the same games with any number of workers, bit for bit.
 """
 
 from __future__ import annotations
 
 from carnac_env.core.game import GameState
-from carnac_env.errors import CarnacError
-from carnac_env.solve import solve
+from carnac_env.errors import SolveLimitError
+from carnac_env.solve import clear_table, solve
 
 __all__ = ["MAX_SOLVE", "NODE_LIMIT", "SOLVE_HELP", "TABLE_MB", "solver_move"]
 
@@ -40,8 +40,9 @@ def solver_move(state: GameState, solve_left: int) -> int | None:
     else None."""
     if not solve_left or state.supply > solve_left or state.is_over:
         return None
+    clear_table()  # a move depends on its position only, not on what was solved before
     try:
         solution = solve(state, max_megaliths_left=solve_left, table_mb=TABLE_MB, node_limit=NODE_LIMIT)
-    except CarnacError:  # the node budget ran out: the caller searches
+    except SolveLimitError:  # the node budget ran out: the caller searches
         return None
     return solution.best_action if solution.best_action >= 0 else None

@@ -62,7 +62,7 @@ from carnac_env.batch.state import KernelState, game_fields, new_state
 from carnac_env.core.boards import Board
 from carnac_env.core.game import EMPTY, OVER, PLACE, RESPOND, GameState
 from carnac_env.core.validate import validate
-from carnac_env.errors import CarnacError
+from carnac_env.errors import CarnacError, SolveLimitError
 
 __all__ = [
     "DEFAULT_MAX_MEGALITHS_LEFT",
@@ -425,9 +425,9 @@ class _Budget:
             if ctl[_STATUS] == _DONE:
                 return int(ctl[_RETURNED]), int(ctl[_ROOT_MOVE])
             if ctl[_NODES] >= limit:
-                raise CarnacError(f"the solver gave up after node_limit={self.node_limit} nodes")
+                raise SolveLimitError(f"the solver gave up after node_limit={self.node_limit} nodes")
             if time.perf_counter() >= self.deadline:
-                raise CarnacError(f"the solver gave up after seconds={self.seconds} ({self.nodes} nodes)")
+                raise SolveLimitError(f"the solver gave up after seconds={self.seconds} ({self.nodes} nodes)")
 
 
 def solve(
