@@ -94,22 +94,24 @@ _CHAR_OF = {v: k for k, v in VALUE_CHARS.items()}
 _SET_ID = re.compile(r"^([a-z][a-z0-9_]*)-v([1-9][0-9]*)$")
 
 #: How the shipped sets were made, per board: positions, the most megaliths left, and the node
-#: limit of one solve (a position whose solve passes it is skipped: the choice is deterministic).
-#: Chosen so that each board's set solves in a few minutes on one core (docs/evaluating.md).
+#: limit of one solve (default :data:`NODE_LIMIT`; a position whose solve passes it is skipped: node
+#: counts, and so the choice, are deterministic). Chosen so that every set was made within about an
+#: hour on a shared 2-core machine: the five boards of 70 squares and more, with the most squares
+#: to search, have fewer positions and a lower limit.
 MAKE_SETTINGS: dict[str, dict[str, int]] = {
     "petit_menec": {"positions": 100, "megaliths_left": 5},
     "small": {"positions": 100, "megaliths_left": 5},
-    "medium": {"positions": 100, "megaliths_left": 4},
-    "kerlescan": {"positions": 100, "megaliths_left": 4},
-    "large": {"positions": 100, "megaliths_left": 3},
-    "kermario": {"positions": 100, "megaliths_left": 4},
-    "le_menec": {"positions": 100, "megaliths_left": 3},
+    "medium": {"positions": 50, "megaliths_left": 4, "node_limit": 300_000},
+    "kerlescan": {"positions": 50, "megaliths_left": 4, "node_limit": 300_000},
+    "kermario": {"positions": 50, "megaliths_left": 4, "node_limit": 300_000},
+    "large": {"positions": 50, "megaliths_left": 3, "node_limit": 300_000},
+    "le_menec": {"positions": 50, "megaliths_left": 3, "node_limit": 300_000},
 }
 #: The agents of the games the positions come from (seats alternating).
 GAME_AGENTS = ("greedy", "mcts:sims=100")
 #: Random plies opening each of those games (the arena's seeded openings).
 OPENING_PLIES = 4
-#: The node limit of one solve when making a set.
+#: The node limit of one solve when making a set (a position whose solve passes it is skipped).
 NODE_LIMIT = 3_000_000
 
 
@@ -599,19 +601,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--make", required=True, metavar="BOARD", help=f"the board ({', '.join(BOARDS)})")
     parser.add_argument("--positions", type=int, default=None, help="positions to keep (default: MAKE_SETTINGS)")
     parser.add_argument("--megaliths-left", type=int, default=None, help="the most megaliths left (default: ours)")
+    parser.add_argument("--node-limit", type=int, default=None, help="skip a position whose solve passes it")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
     parser.add_argument("--version", type=int, default=1, help="the set's version (default 1)")
     parser.add_argument("--out", default=None, help="the file to write (default: the package's BOARD-vVERSION.json)")
     args = parser.parse_args(argv)
     try:
-        defaults = MAKE_SETTINGS.get(args.make, {"positions": 100, "megaliths_left": 4})
+        defaults = {"positions": 100, "megaliths_left": 4, "node_limit": NODE_LIMIT, **MAKE_SETTINGS.get(args.make, {})}
         positions = defaults["positions"] if args.positions is None else args.positions
         left = defaults["megaliths_left"] if args.megaliths_left is None else args.megaliths_left
+        limit = defaults["node_limit"] if args.node_limit is None else args.node_limit
         command = (
             f"python -m carnac_env.evaluate.endgames --make {shlex.quote(args.make)} --positions {positions} "
-            f"--megaliths-left {left} --seed {args.seed} --version {args.version}"
+            f"--megaliths-left {left} --node-limit {limit} --seed {args.seed} --version {args.version}"
         )
-        data = make_endgame_set(args.make, positions, left, args.seed, args.version, command=command)
+        data = make_endgame_set(args.make, positions, left, args.seed, args.version, limit, command=command)
         out = Path(args.out) if args.out else ENDGAME_DIR / f"{args.make}-v{args.version}.json"
         write_text(out, _dumps(data))
     except CarnacError as err:
