@@ -89,6 +89,7 @@ def _position(key: str, value: Any) -> Any:
         (_position("moves", "a1 Rns"), "position 3: moves must be a list"),
         (_position("value", -1), "position 3: value must be 1 (won) or 0 (drawn)"),
         (_position("value", True), "position 3: value must be"),
+        (_position("value", 1.0), "position 3: value must be"),
         (_position("values", "+"), "position 3: values must be a string of"),
         (_position("values", None), "position 3: values must be a string of"),
         (lambda d: d["positions"][3].update(value=1, values="+" * len(d["positions"][3]["values"])), "no move loses"),
@@ -204,3 +205,25 @@ def test_regenerating_positions_gives_the_stored_values() -> None:
             assert (value, tuple(values)) == (position.value, position.values), board
             best = solve(position.state, max_megaliths_left=left).best_action
             assert position.value_of(best) == position.value
+
+
+def test_the_leaderboard_and_the_model_cards_show_the_stored_rates() -> None:
+    """docs/cards/endgames.json holds every built-in agent on every board's newest set, and each
+    shipped model's card repeats az's rows on the boards that model plays by default."""
+    from carnac_env.models import MODELS_DIR, default_model, shipped_models
+
+    root = Path(__file__).resolve().parents[1]
+    stored = json.loads((root / "docs" / "cards" / "endgames.json").read_text(encoding="utf-8"))
+    rows = {(r["agent"], r["board"]): r for r in stored["results"]}
+    for agent in ("random", "greedy", "mcts", "az"):
+        for board in BOARDS:
+            assert rows[(agent, board)]["set"] == load_endgames(board).id, (agent, board)
+    page = (root / "docs" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "## Endgame error rates" in page
+    for name in shipped_models():
+        card = json.loads((MODELS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+        boards = [b for b, board in BOARDS.items() if default_model(board) == name]
+        entries = card["endgame_errors"]["boards"]
+        assert sorted(entries) == sorted(f"{b}: {a}" for b in boards for a in ("az", "az:sims=0")), name
+        for b in boards:
+            assert entries[f"{b}: az"]["all"] == rows[("az", b)]["all"]

@@ -282,7 +282,7 @@ def _parse_position(entry: Any, board: Board, path: Path, index: int) -> Endgame
             raise _bad(path, f"{where}: move {number} ({move!r}): {err}") from None
     if state.is_over:
         raise _bad(path, f"{where}: the game is over after its {len(moves)} moves; a position needs a move to judge")
-    if value not in (1, 0) or isinstance(value, bool):
+    if not _whole(value, 0) or value > 1:
         raise _bad(path, f"{where}: value must be 1 (won) or 0 (drawn) for the player to act, got {value!r}")
     actions = tuple(state.legal_actions())
     if not isinstance(text, str) or len(text) != len(actions) or not set(text) <= set(VALUE_CHARS):
