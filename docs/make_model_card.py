@@ -8,6 +8,12 @@ steps, wall and CPU seconds, the machine, the evaluation that selected it) and a
 header cannot know: the command that trained it, where the run lives, and each arena given with
 ``--arena`` (an arena output folder: its ``arena.json`` settings and ``results.json`` totals),
 with the command that reproduces it. Every number comes from those files; nothing is typed in.
+
+    python docs/make_model_card.py --endgames
+
+adds (or refreshes) each shipped card's ``endgame_errors``: the endgame error rates of ``az`` and
+``az:sims=0`` on every board where that model is az's default, copied from the leaderboard's
+docs/cards/endgames.json (``python docs/make_leaderboard.py --endgames`` measures them).
 """
 
 from __future__ import annotations
@@ -78,7 +84,47 @@ def arena_entry(folder: Path, model: str, by_board: bool = False) -> tuple[str, 
     return (f"{settings['board']}: {name}" if by_board else name), entry
 
 
+def endgame_entries(model: str, results: dict) -> dict:
+    """A card's ``endgame_errors``: per board where ``model`` is az's default, the endgame error
+    rates of ``az`` and ``az:sims=0`` there (from docs/cards/endgames.json's ``results``), with
+    the note of what they mean and the command that reproduces them."""
+    from carnac_env.core.boards import BOARDS
+
+    boards = [name for name, board in BOARDS.items() if models.default_model(board) == model]
+    rows = {(r["agent"], r["board"]): r for r in results["results"]}
+    entries = {}
+    for board in boards:
+        for agent in ("az", "az:sims=0"):
+            r = rows.get((agent, board))
+            if r is not None:
+                entries[f"{board}: {agent}"] = {k: r[k] for k in ("set", "all", "won", "drawn", "won_to_loss")}
+    seed = results["seed"]
+    return {
+        "note": "share of the endgame set's positions (solved exactly; only those where some move loses value) "
+        "where the agent's move throws away a win (won) or a draw (drawn), Wilson 95% interval; "
+        f"reproduce with: carnac evaluate az --endgames --board BOARD --seed {seed}",
+        "seed": seed,
+        "boards": entries,
+    }
+
+
+def add_endgames() -> None:
+    """Add ``endgame_errors`` to every shipped card (see the module docstring)."""
+    stored = json.loads((ROOT / "docs" / "cards" / "endgames.json").read_text(encoding="utf-8"))
+    for name, path in models.shipped_models().items():
+        card_path = path.with_suffix(".json")
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        card["endgame_errors"] = endgame_entries(name, stored)
+        write_text(card_path, json.dumps(card, indent=1, sort_keys=False) + "\n")
+        print(f"wrote {card_path.relative_to(ROOT)}: endgame_errors on {len(card['endgame_errors']['boards'])} rows")
+
+
 def main() -> None:
+    import sys
+
+    if sys.argv[1:] == ["--endgames"]:
+        add_endgames()
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("board", help="the shipped model's board (its file is carnac_env/models/BOARD.npz)")
     parser.add_argument("--command", required=True, help="the command that trained it")
@@ -122,6 +168,10 @@ def main() -> None:
         + (f" {args.note}" if args.note else "")
     )
     out = path.with_suffix(".json")
+    if out.exists():  # the endgame rates come from another measurement (--endgames): keep them
+        kept = json.loads(out.read_text(encoding="utf-8")).get("endgame_errors")
+        if kept is not None:
+            card["endgame_errors"] = kept
     write_text(out, json.dumps(card, indent=1, sort_keys=False) + "\n")
     print(f"wrote {out.relative_to(ROOT)}")
 

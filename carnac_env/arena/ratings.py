@@ -19,6 +19,16 @@ BOOTSTRAP = 200
 PRIOR_DRAWS = 1.0
 
 
+def wilson(rate: float, games: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a rate over ``games`` trials (a win rate with draws as
+    half wins, or a share of positions); ``(0, 1)`` for no trials."""
+    if games <= 0:
+        return 0.0, 1.0
+    centre = (rate + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * math.sqrt(rate * (1 - rate) / games + z * z / (4 * games * games)) / (1 + z * z / games)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def _fit(wins: Any) -> Any:
     """Bradley-Terry log-strengths (mean 0) maximising the likelihood of ``wins[i, j]``
     (wins of i over j, fractional for draws): Newton's method with step halving on the

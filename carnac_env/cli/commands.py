@@ -117,13 +117,16 @@ def _resumable(play: Callable[[], object]) -> int:
 
 # --------------------------------------------------------------------------- evaluate
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    """Evaluate an agent against a reference panel and print its card."""
+    """Evaluate an agent against a reference panel and print its card (with ``--endgames``:
+    its error rate on the endgame sets)."""
     from carnac_env.evaluate import evaluate
 
+    if args.endgames:
+        return _endgames(args)
     return _resumable(
         lambda: evaluate(
             args.spec,
-            board=args.board,
+            board=args.board or "medium",
             panel=args.panel,
             games=args.games,
             seed=args.seed,
@@ -135,6 +138,30 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             openings=args.openings,
         )
     )
+
+
+def _endgames(args: argparse.Namespace) -> int:
+    """``carnac evaluate SPEC --endgames``: the error table on every board asked for."""
+    from carnac_env._files import write_json
+    from carnac_env.core.boards import BOARDS
+    from carnac_env.evaluate.endgames import endgame_errors, format_endgame_table
+
+    boards = [b.strip() for b in args.board.split(",") if b.strip()] if args.board else list(BOARDS)
+    seed = 0 if args.seed is None else args.seed
+    results = []
+    for board in boards:
+        if not args.no_progress:
+            print(f"{board}: asking {args.spec} ...", file=sys.stderr, flush=True)
+        results.append(endgame_errors(args.spec, board, seed=seed))
+    print(format_endgame_table(results))
+    if args.out is not None:
+        from pathlib import Path
+
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        path = Path(args.out) / "endgames.json"
+        write_json(path, [r.to_dict() for r in results])
+        print(f"results: {path}")
+    return 0
 
 
 # --------------------------------------------------------------------------- serve

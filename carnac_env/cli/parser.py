@@ -165,7 +165,17 @@ def _add_evaluate(sub: Any, boards: str) -> None:
         "OUT/games.jsonl and OUT/arena.json; run the same command again to resume. See docs/evaluating.md.",
     )
     evaluate.add_argument("spec", help="the agent's spec, e.g. greedy, mcts:sims=400 or mypkg.mod.MyAgent")
-    evaluate.add_argument("--board", default="medium", help=f"board name ({boards}) (default medium)")
+    evaluate.add_argument(
+        "--board",
+        default=None,
+        help=f"board name ({boards}) (default medium; with --endgames a comma-separated list, default every board)",
+    )
+    evaluate.add_argument(
+        "--endgames",
+        action="store_true",
+        help="instead of games against a panel: the share of the shipped endgame positions where the agent's move "
+        "throws away a win or a draw, against the solved values, per board (docs/evaluating.md)",
+    )
     evaluate.add_argument(
         "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file (default: the newest for --board)"
     )

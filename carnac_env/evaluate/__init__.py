@@ -16,11 +16,16 @@ The command line is ``carnac evaluate SPEC --board medium [--games N] [--seed S]
 [--workers W] [--ray [ADDR]] [--out DIR]``. Files in ``DIR``: ``arena.json`` (the
 settings), ``games.jsonl`` (every game, as in the arena; an interrupted evaluation resumes
 from it) and ``card.json``. docs/evaluating.md explains the scale and how to cite a card.
+
+Against the truth instead: :func:`endgame_errors` (``carnac evaluate SPEC --endgames``) counts
+how often an agent's move throws away a win or a draw in a board's endgame set, positions from
+real games solved exactly (:mod:`carnac_env.evaluate.endgames`).
 """
 
 from __future__ import annotations
 
 from carnac_env.evaluate.card import CARD_FORMAT, evaluate, evaluation_games, format_card, make_card
+from carnac_env.evaluate.endgames import EndgameErrors, EndgameSet, endgame_errors, format_endgame_table, load_endgames
 from carnac_env.evaluate.panel import (
     PANEL_DIR,
     PANEL_FORMAT,
@@ -36,13 +41,18 @@ __all__ = [
     "CARD_FORMAT",
     "PANEL_DIR",
     "PANEL_FORMAT",
+    "EndgameErrors",
+    "EndgameSet",
     "Panel",
     "PanelMember",
     "build_panel",
     "default_panel_id",
+    "endgame_errors",
     "evaluate",
     "evaluation_games",
     "format_card",
+    "format_endgame_table",
+    "load_endgames",
     "load_panel",
     "make_card",
     "panel_ids",

@@ -16,20 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env import _files
+from carnac_env.arena.ratings import wilson  # kept here for old imports
 
 __all__ = ["wilson", "write_curve", "write_log"]
 
 #: The loss terms drawn, when the run has them.
 LOSSES = ("loss", "policy_loss", "value_loss", "ownership_loss", "dolmens_loss")
-
-
-def wilson(rate: float, games: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of a win rate over ``games`` games (draws as half wins)."""
-    if games <= 0:
-        return 0.0, 1.0
-    centre = (rate + z * z / (2 * games)) / (1 + z * z / games)
-    half = z * math.sqrt(rate * (1 - rate) / games + z * z / (4 * games * games)) / (1 + z * z / games)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def write_log(folder: Path, curve: list[dict[str, Any]]) -> None:
