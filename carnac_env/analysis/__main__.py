@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         "--search", default="mistakes", choices=("mistakes", "all", "none"), help="which positions to search"
     )
     parser.add_argument(
-        "--solve", type=int, default=7, help="solve positions with at most this many megaliths left (default 7; 0: none)"
+        "--solve", type=int, default=7, help="solve positions with at most N megaliths left (default 7; 0: none)"
     )
     parser.add_argument("--mistakes", type=int, default=3, help="how many of the biggest drops to list (default 3)")
     parser.add_argument("--html", default=None, help="write the web replay with the agent's view to this .html file")

@@ -94,7 +94,9 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
 #evaluation td, #evaluation th { padding: .05em .6em .05em 0; text-align: left; }
 #review h2 { font-size: 1.1em; margin: .8em 0 .3em 0; }
 #review svg .point, #review svg .mistake { cursor: pointer; }
-#mistakes button, #blunders button { border: none; background: none; cursor: pointer; font: inherit; text-align: left; padding: .1em 0; }
+#mistakes button, #blunders button {
+  border: none; background: none; cursor: pointer; font: inherit; text-align: left; padding: .1em 0;
+}
 #mistakes button:hover, #blunders button:hover { text-decoration: underline; }
 """
 ).substitute(  # the colours of render/style.py
@@ -271,8 +273,7 @@ def _perfect_play(review: Any) -> str:
         return ""
     first = next(i for i, v in enumerate(solved) if v is not None)
     items = "".join(
-        f'<li><button data-step="{b.ply - 1}" data-before="1">{escape(b.line())}</button></li>'
-        for b in review.blunders
+        f'<li><button data-step="{b.ply - 1}" data-before="1">{escape(b.line())}</button></li>' for b in review.blunders
     )
     head = f"Against perfect play (solved from position {first} on): " + (
         "" if items else "no move changed a solved result."
