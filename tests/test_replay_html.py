@@ -227,11 +227,11 @@ def test_the_address_names_the_position_in_a_headless_browser(tmp_path):
 
 
 # --------------------------------------------------------------------------- the agent's view
-def _reviewed(search: str = "mistakes"):
+def _reviewed(search: str = "mistakes", solve: int = 0):
     from carnac_env.analysis import Analyst
 
     record = random_record()
-    return record, Analyst(record.board, sims=16).review(record, search=search)
+    return record, Analyst(record.board, sims=16, solve=solve).review(record, search=search)
 
 
 def test_the_page_carries_the_agents_view_of_every_position():

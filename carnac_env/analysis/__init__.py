@@ -32,7 +32,7 @@ GAME.json --html OUT.html`` writes a game's web replay with the analysis in it.
 **Against perfect play.** Where a position has at most ``solve`` megaliths left (default
 :data:`DEFAULT_SOLVE`), the exact solver (:mod:`carnac_env.solve`) gives its verdict for the
 player to act: ``view.solved`` is ``"win in N"``, ``"draw"`` or ``"loss in N"`` (``N``: that
-player's placements left along the solver's line, :mod:`carnac_env.analysis.solved`),
+player's moves left along the solver's line, :mod:`carnac_env.analysis.solved`),
 ``view.verdict`` the whole :class:`Verdict` with the solver's move; a review's ``solved`` lists
 the verdicts per position and its ``blunders`` the moves that threw a solved result away. The
 solver's budget is bounded (``solve_nodes``); where it gives up the verdict is None, never a

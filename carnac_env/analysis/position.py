@@ -341,8 +341,8 @@ class Analyst:
     # ------------------------------------------------------------------ the exact solver
     def solvable(self, state: GameState) -> bool:
         """Whether this analyst asks the solver about ``state``: unfinished, with at most
-        :attr:`solve` megaliths left."""
-        return not state.is_over and state.supply <= self.solve
+        :attr:`solve` megaliths left (never with ``solve=0``)."""
+        return self.solve > 0 and not state.is_over and state.supply <= self.solve
 
     def verdict(self, state: GameState) -> Verdict | None:
         """The exact solver's verdict on ``state`` (:func:`carnac_env.analysis.solved.verdict`,

@@ -5,14 +5,14 @@ unless told otherwise), the analysis asks the exact solver (:func:`carnac_env.so
 for the game-theoretic result under the full tie-break chain, for the player to act: a win, a
 draw or a loss against perfect play from both sides.
 
-**"win in N".** ``N`` is the number of megaliths the player to act still places, this one
-included if they are to place, along the *solver's line*: from the position, each side plays
-the solver's move (:attr:`Solution.best_action <carnac_env.solve.Solution>`), re-solving at
-every step, to the end of the game. A Carnac game always runs until the supply is empty (or the
-board full), so ``N`` is not how fast the win comes but how many placements the player has left
-to get it right; "win in 1" means the next placement is that player's last. A draw has no ``N``.
-The line is one of the solver's best lines, not the only one: another winning line may give
-the player another number of placements.
+**"win in N".** ``N`` is the number of moves the player to act still makes (placements, tilts
+and declines), this one included, along the *solver's line*: from the position, each side
+plays the solver's move (:attr:`Solution.best_action <carnac_env.solve.Solution>`),
+re-solving at every step, to the end of the game. A Carnac game always runs until the supply
+is empty (or the board full), so ``N`` is not how fast the win comes but how many decisions
+the player has left to get right; "win in 1" means this move is that player's last. A draw
+has no ``N``. The line is one of the solver's best lines, not the only one: another winning
+line may give the player another number of moves.
 
 **Bounded, never guessed.** A verdict spends at most ``nodes`` solver nodes in all (the root
 and the line): :data:`DEFAULT_SOLVE_NODES`, about 0.1 to 0.5 s on one core. A solver that gives
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from carnac_env import _checks
-from carnac_env.core.game import PLACE, PLAYER_NAMES, GameState
+from carnac_env.core.game import PLAYER_NAMES, GameState
 from carnac_env.core.notation import action_to_text
 from carnac_env.errors import CarnacError
 
@@ -58,8 +58,8 @@ class Verdict:
     Attributes:
         to_act: the player to act (0 Red, 1 White).
         result: +1 a win, 0 a draw, -1 a loss against perfect play (the full tie-break chain).
-        placements: ``N``, the megaliths the player to act places along the solver's line (see
-            the module docstring), or None for a draw or where the line was not finished.
+        moves: ``N``, the moves the player to act makes along the solver's line (see the module
+            docstring), or None for a draw or where the line was not finished.
         best: the solver's move (one that achieves ``result``), and ``best_text`` its notation.
         line: the solver's line from the position, as action numbers (empty if not finished).
         nodes: the solver nodes spent.
@@ -67,7 +67,7 @@ class Verdict:
 
     to_act: int
     result: int
-    placements: int | None
+    moves: int | None
     best: int
     best_text: str
     line: tuple[int, ...]
@@ -77,9 +77,9 @@ class Verdict:
     def text(self) -> str:
         """``"win in N"``, ``"draw"``, ``"loss in N"`` (``"win"``, ``"loss"`` without ``N``)."""
         words = _WORDS[self.result]
-        if self.result == 0 or self.placements is None:
+        if self.result == 0 or self.moves is None:
             return words
-        return f"{words} in {self.placements}"
+        return f"{words} in {self.moves}"
 
     def line_text(self) -> str:
         """The verdict with the solver's move in words: ``"win in 2, by c4 Rns"``; a loss
@@ -94,7 +94,7 @@ class Verdict:
             "to_act": self.to_act,
             "player": PLAYER_NAMES[self.to_act],
             "result": self.result,
-            "placements": self.placements,
+            "moves": self.moves,
             "text": self.text,
             "best": {"action": self.best, "text": self.best_text},
             "line": list(self.line),
@@ -123,11 +123,10 @@ def _solve_here(state: GameState, nodes: int, table_mb: int) -> Verdict | None:
     best_text = action_to_text(state.board, root.best_action, mover)
     position = state.copy()
     line: list[int] = []
-    placements = 0
+    made = 0
     step = root
     while True:
-        if position.to_act == mover and position.phase == PLACE:
-            placements += 1
+        made += position.to_act == mover
         line.append(step.best_action)
         position.apply(step.best_action)
         if position.is_over:
@@ -143,7 +142,7 @@ def _solve_here(state: GameState, nodes: int, table_mb: int) -> Verdict | None:
         left -= step.nodes
     if position.result().reward(mover) != root.result:  # a line that misses its own value: no N claimed
         return Verdict(mover, root.result, None, root.best_action, best_text, (), nodes - left)
-    n = None if root.result == 0 else placements
+    n = None if root.result == 0 else made
     return Verdict(mover, root.result, n, root.best_action, best_text, tuple(line), nodes - left)
 
 
