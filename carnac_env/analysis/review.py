@@ -208,16 +208,18 @@ class Review:
         return out
 
     def lines(self) -> list[str]:
-        """The review in words: the curve's ends and each mistake."""
+        """The review in words: the curve's ends, each mistake, and where the solver reached,
+        each blunder against perfect play."""
         head = f"Red's expected score (value head of {self.model}): {self.red[0]:.2f} at the start"
         head += f", {self.red[-1]:.2f} " + ("at the end (the result)" if self.over else "now")
         out = [head, *(m.line() for m in self.mistakes)]
         if self.solved is not None:
             known = [i for i, v in enumerate(self.solved) if v is not None]
-            out.append(
-                f"solved from position {known[0]} on: "
-                + ("; ".join(b.line() for b in self.blunders) if self.blunders else "no move changed a solved result")
-            )
+            if self.blunders:
+                out.append(f"solved from position {known[0]} on; the moves that changed a solved result:")
+                out.extend(b.line() for b in self.blunders)
+            else:
+                out.append(f"solved from position {known[0]} on: no move changed a solved result")
         return out
 
     def to_dict(self, positions: bool = False) -> dict[str, Any]:
