@@ -1,10 +1,12 @@
-"""The pictures of the learned agent's view in docs/images (docs/analysis.md, Tutorial 6).
+"""The pictures of the learned agent's view in docs/images (docs/analysis.md, Tutorials 6 and 7).
 
-    python docs/make_analysis_images.py            # all four
-    python docs/make_analysis_images.py --pillow   # only the two Pillow pictures (no browser)
+    python docs/make_analysis_images.py            # all five
+    python docs/make_analysis_images.py --pillow   # only the three Pillow pictures (no browser)
 
 * ``analysis-position.png``: ``analyse(GameState("petit_menec")).png()``, Tutorial 6's first view;
 * ``analysis-review.png``: ``review.png()`` of Tutorial 6's reviewed game (the same code);
+* ``analysis-solved.png``: ``view.png()`` of Tutorial 7's position where the value head is most
+  confident and wrong (the same code and seeds), with the solver's verdict and move;
 * ``analysis-serve.png``: ``carnac serve`` in headless Chromium, after a few moves, with the
   position evaluated and the game reviewed;
 * ``analysis-replay.png``: a web replay written by ``python -m carnac_env.analysis`` with the
@@ -59,9 +61,33 @@ def tutorial_game() -> list[int]:
     return actions
 
 
+def tutorial_7_wrong() -> GameState:
+    """Tutorial 7's second position: of the unfinished positions with at most 6 megaliths left
+    in 40 games of the small policy against itself (seed 0), the one where the value head is
+    most confident of the side that loses with perfect play."""
+    from carnac_env.solve import solve
+
+    analyst = Analyst("small", sims=0)
+    rng = np.random.default_rng(0)
+    states = [GameState("small") for _ in range(40)]
+    kept = []
+    while any(not s.is_over for s in states):
+        live = [i for i, s in enumerate(states) if not s.is_over]
+        for i, (value, priors) in zip(live, analyst.raw([states[i] for i in live])):
+            if states[i].supply <= 6:
+                kept.append((states[i].copy(), value))
+            moves = list(priors)
+            weights = np.array([priors[m] for m in moves])
+            states[i].apply(int(rng.choice(moves, p=weights / weights.sum())))
+    solved = [solve(state, max_megaliths_left=6).result for state, _ in reversed(kept)][::-1]
+    wrong = [(abs(v), k) for k, ((_, v), r) in enumerate(zip(kept, solved)) if r != 0 and np.sign(v) != r]
+    return kept[max(wrong)[1]][0]
+
+
 def pillow_pictures() -> None:
     _save(analyse(GameState("petit_menec")).png(), "analysis-position.png")
     _save(Analyst("petit_menec").review(tutorial_game()).png(), "analysis-review.png")
+    _save(Analyst("small", sims=0).evaluate(tutorial_7_wrong()).png(), "analysis-solved.png")
 
 
 def _browser() -> Any:

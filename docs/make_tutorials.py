@@ -1,6 +1,6 @@
 """The tutorials' Jupyter notebooks, executed, and the outputs their Markdown pages show.
 
-    python docs/make_tutorials.py                       # all six: run each notebook, write it
+    python docs/make_tutorials.py                       # all seven: run each notebook, write it
                                                         # with its outputs, and the outputs into its page
     python docs/make_tutorials.py --only alphazero.md   # one page and its notebook
     python docs/make_tutorials.py --notebooks           # after editing only a page's prose: rewrite the
@@ -71,6 +71,7 @@ ORDER = [
     "self-play.md",
     "alphazero.md",
     "what-the-network-sees.md",
+    "perfect-play.md",
 ]
 #: the note on the output blocks of a page run in smoke mode
 SMOKE_NOTE = " (recorded with CARNAC_SMOKE=1: CI's tiny training budgets) "

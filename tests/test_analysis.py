@@ -118,7 +118,7 @@ def test_a_finished_game_shows_its_result():
 
 def test_the_review_is_reds_expected_score_at_every_ply():
     record = random_game(seed=1)
-    analyst = Analyst(record.board, sims=32)
+    analyst = Analyst(record.board, sims=32, solve=0)
     done = analyst.review(record, mistakes=3)
     states = positions(record)
     assert len(done.red) == len(record.moves) + 1 == len(done.positions)
@@ -138,7 +138,7 @@ def test_the_mistakes_are_the_biggest_drops_with_the_agents_move():
     from carnac_env.agents.az import AZAgent
 
     record = random_game(seed=1)
-    done = review(record, sims=32, mistakes=3)
+    done = review(record, sims=32, mistakes=3, solve=0)
     states = positions(record)
     drops = done.drops()
     choosable = [i for i in range(len(drops)) if len(states[i].legal_actions()) > 1]
@@ -157,7 +157,7 @@ def test_the_mistakes_are_the_biggest_drops_with_the_agents_move():
 
 def test_a_forced_move_is_never_a_mistake():
     board = "small"
-    analyst = Analyst(board, sims=0)
+    analyst = Analyst(board, sims=0, solve=0)
     record = random_game(board, seed=7)
     done = analyst.review(record, mistakes=1000)
     forced = {i + 1 for i, s in enumerate(positions(record)[:-1]) if len(s.legal_actions()) == 1}
@@ -166,9 +166,9 @@ def test_a_forced_move_is_never_a_mistake():
 
 def test_search_all_searches_every_position_and_none_searches_none():
     record = random_game(seed=3)
-    every = Analyst(record.board, sims=16).review(record, search="all")
+    every = Analyst(record.board, sims=16, solve=0).review(record, search="all")
     assert all(p.searched for p in every.positions if not p.final) and every.sims == 16
-    bare = Analyst(record.board, sims=16).review(record, search="none")
+    bare = Analyst(record.board, sims=16, solve=0).review(record, search="none")
     assert not any(p.searched for p in bare.positions) and bare.sims == 0
     assert every.red == bare.red  # the curve is the value head's either way
 
@@ -193,7 +193,7 @@ def test_pictures_are_wellformed_and_mark_the_agents_move():
             assert len(heat) == len(state.legal_actions())  # each tilt's landing, and the decline
         image = view.png()
         assert image.mode == "RGB" and image.width >= 400
-    curve = review(record, sims=0)
+    curve = review(record, sims=0, solve=0)
     root = ET.fromstring(curve.svg())
     points = [c for c in root.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "point"]
     assert [int(c.get("data-step")) for c in points] == list(range(len(record.moves) + 1))
@@ -228,12 +228,135 @@ def test_default_model_reads_either_answer_of_model_for(monkeypatch):
     assert default_model(board)[1] == "kermario"
 
 
-def test_the_solved_field_is_a_hook_left_empty():
-    view = analyse(GameState("petit_menec"), sims=0)
-    assert view.solved is None and view.to_dict()["solved"] is None
+def test_no_verdict_where_the_analysis_does_not_solve():
+    view = analyse(GameState("petit_menec"), sims=0)  # 14 megaliths left: not solved
+    assert view.solved is None and view.verdict is None and view.to_dict()["solved"] is None
     solved = dataclasses.replace(view, solved="win in 9")
     assert solved.summary().endswith("solved: win in 9") and "Solved: win in 9" in solved.svg()
-    assert review(random_game(), sims=0).solved is None
+    assert review(random_game(), sims=0, solve=0).solved is None
+    late = positions(random_game())[-3]
+    assert late.supply <= 7 and Analyst("petit_menec", sims=0, solve=0).evaluate(late).verdict is None
+
+
+# --------------------------------------------------------------------------- against perfect play
+def _mover_result(state: GameState, mover: int) -> int:
+    """The exact result of ``state`` for ``mover`` (the solver's, or the end's)."""
+    from carnac_env.solve import solve
+
+    if state.is_over:
+        return state.result().reward(mover)
+    value = solve(state, max_megaliths_left=state.supply).result
+    return value if state.to_act == mover else -value
+
+
+@pytest.mark.slow  # the solver's first compile
+def test_a_verdict_is_the_solvers_result_and_n_counts_the_movers_moves_on_its_line():
+    from carnac_env.analysis import verdict
+    from carnac_env.solve import solve
+
+    seen = set()
+    for seed in (1, 2, 3):
+        for state in positions(random_game("small", seed=seed)):
+            if state.is_over or state.supply > 5:
+                continue
+            known = verdict(state)
+            assert known is not None and known.to_act == state.to_act
+            assert known.result == solve(state, max_megaliths_left=state.supply).result
+            assert state.why_illegal(known.best) is None
+            assert _mover_result(_after(state, known.best), state.to_act) == known.result
+            # the line: legal moves to the end, ending in the verdict, with N the mover's moves
+            walk, made = state.copy(), 0
+            for action in known.line:
+                assert walk.why_illegal(action) is None
+                made += walk.to_act == state.to_act
+                walk.apply(action)
+            assert walk.is_over and walk.result().reward(state.to_act) == known.result
+            assert known.line[0] == known.best
+            if known.result:
+                assert known.moves == made >= 1
+                assert known.text == f"{'win' if known.result > 0 else 'loss'} in {made}"
+            else:
+                assert known.moves is None and known.text == "draw"
+            seen.add(known.result)
+    assert seen >= {1, -1}
+
+
+def _after(state: GameState, action: int) -> GameState:
+    after = state.copy()
+    after.apply(action)
+    return after
+
+
+@pytest.mark.slow
+def test_a_verdict_depends_on_the_position_alone_and_gives_up_as_unknown():
+    from carnac_env.analysis import verdict
+    from carnac_env.solve import solve
+
+    states = [s for s in positions(random_game("small", seed=2)) if not s.is_over and s.supply <= 6]
+    first = [verdict(s) for s in states]
+    for s in reversed(states):  # the solver's own table in this thread, filled in another order
+        solve(s, max_megaliths_left=s.supply)
+    assert [verdict(s) for s in reversed(states)][::-1] == first
+    hard = states[0]
+    assert verdict(hard, nodes=1) is None  # gave up: no verdict, not a guess
+    assert Analyst("small", sims=0, solve_nodes=1).evaluate(hard).solved is None
+    shallow = Analyst("small", sims=0, solve=hard.supply - 1).evaluate(hard)
+    assert shallow.verdict is None  # more megaliths left than the analysis solves
+    view = Analyst("small", sims=0).evaluate(hard)
+    assert view.verdict == first[0] and view.solved == first[0].text
+    assert view.summary().endswith(f"solved: {first[0].line_text()}")
+    assert view.to_dict()["verdict"]["text"] == first[0].text
+    svg = view.svg()
+    ET.fromstring(svg)
+    assert ("Solved: " in svg) and (svg.count('class="solved-best"') == (1 if first[0].result >= 0 else 0))
+    assert view.png().mode == "RGB"
+    with pytest.raises(CarnacError, match="finished game"):
+        verdict(positions(random_game("small", seed=2))[-1])
+    with pytest.raises(CarnacError, match="solve"):
+        Analyst("small", sims=0, solve=-1)
+    with pytest.raises(CarnacError, match="nodes"):
+        verdict(hard, nodes=0)
+
+
+@pytest.mark.slow
+def test_the_review_marks_the_moves_that_threw_a_solved_result_away():
+    """A game where a won position is thrown away on purpose: the review names that move and
+    the solver's move there, and every blunder it lists is a real drop of the mover's result."""
+    rng = np.random.default_rng(11)
+    state, actions = GameState("small"), []
+    thrown = None
+    while not state.is_over:
+        legal = [int(a) for a in state.legal_actions()]
+        action = legal[rng.integers(len(legal))]
+        if thrown is None and state.supply <= 5 and _mover_result(state, state.to_act) == 1:
+            worse = [a for a in legal if _mover_result(_after(state, a), state.to_act) < 1]
+            if worse:
+                action, thrown = worse[0], len(actions) + 1
+        actions.append(action)
+        state.apply(action)
+    assert thrown is not None
+    done = Analyst("small", sims=0).review(actions, search="none")
+    assert done.solved is not None and len(done.solved) == len(actions) + 1
+    states = [GameState("small")]
+    for a in actions:
+        states.append(_after(states[-1], a))
+    for i, text in enumerate(done.solved):
+        if text is not None:
+            assert not states[i].is_over and states[i].supply <= 7
+        assert text == done.positions[i].solved
+    blunders = {b.ply: b for b in done.blunders}
+    assert thrown in blunders
+    b = blunders[thrown]
+    assert b.before == 1 and b.after < 1 and b.best == done.positions[thrown - 1].verdict.best
+    assert _mover_result(_after(states[thrown - 1], b.best), b.player) == 1
+    for ply, player in enumerate(done.players, start=1):  # exactly the moves that lost something
+        if done.solved[ply - 1] is None:
+            continue
+        drop = _mover_result(states[ply], player) < _mover_result(states[ply - 1], player)
+        assert (ply in blunders) == drop
+    assert any("against perfect play" in line for line in done.lines())
+    data = done.to_dict()
+    assert data["blunders"][0]["line"] == done.blunders[0].line() and data["solved"] == list(done.solved)
 
 
 def test_bad_input_is_a_clear_error():

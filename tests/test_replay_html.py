@@ -227,11 +227,11 @@ def test_the_address_names_the_position_in_a_headless_browser(tmp_path):
 
 
 # --------------------------------------------------------------------------- the agent's view
-def _reviewed(search: str = "mistakes"):
+def _reviewed(search: str = "mistakes", solve: int = 0):
     from carnac_env.analysis import Analyst
 
     record = random_record()
-    return record, Analyst(record.board, sims=16).review(record, search=search)
+    return record, Analyst(record.board, sims=16, solve=solve).review(record, search=search)
 
 
 def test_the_page_carries_the_agents_view_of_every_position():
@@ -288,6 +288,35 @@ def test_the_agents_view_in_a_headless_browser(tmp_path):
         # A point of the curve: that position.
         driver.find_elements(By.CSS_SELECTOR, "#review circle.point")[7].click()
         assert driver.find_element(By.ID, "caption").text.startswith("7. ")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not errors, errors
+    finally:
+        driver.quit()
+
+
+@pytest.mark.slow  # the solver's first compile
+def test_the_replay_shows_the_solvers_verdicts_near_the_end(tmp_path):
+    record, review = _reviewed(solve=7)
+    assert review.solved is not None
+    page = replay_html(record, analysis=review)
+    data = json.loads(page.split('<script id="analysis-data" type="application/json">')[1].split("</script>")[0])
+    late = max(i for i, v in enumerate(review.solved) if v is not None)
+    assert "solved: " in data["positions"][late]["summary"]
+    assert data["positions"][late]["summary"] == review.positions[late].summary()
+    assert 'id="perfect-play"' in page and "Against perfect play" in page
+    assert page.count('data-before="1"') == len(review.mistakes) + len(review.blunders)
+    solver_rings = data["positions"][late]["layer"].count('class="solved-best"')
+    assert solver_rings == (1 if review.positions[late].verdict.result >= 0 else 0)
+    path = write_replay_html(record, tmp_path / "game.html", analysis=review)
+    driver = _browser()
+    try:
+        from selenium.webdriver.common.by import By
+
+        driver.get(path.resolve().as_uri() + f"#move={late}")
+        driver.find_element(By.ID, "show-analysis").click()
+        summary = driver.find_element(By.ID, "agent-summary").text
+        assert summary == review.positions[late].summary() and "solved: " in summary
+        assert driver.find_element(By.ID, "perfect-play").is_displayed()
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         assert not errors, errors
     finally:

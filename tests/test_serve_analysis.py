@@ -68,7 +68,7 @@ def test_each_board_says_which_analysis_it_offers(server):
     status, options = server.call("api/options")
     assert status == 200
     offers = {b["name"]: b["analysis"] for b in options["boards"]}
-    assert offers["petit_menec"] == {"sims": 200, "model": "petit_menec"}
+    assert offers["petit_menec"] == {"sims": 200, "solve": 7, "model": "petit_menec"}
     assert offers["small"]["sims"] == 200 and offers["le_menec"]["model"]
 
 
@@ -154,7 +154,7 @@ def test_an_analysis_runs_off_the_event_loop_under_the_ledger(server, monkeypatc
         status, answer = server.call(f"api/games/{game}/analysis", "POST", {"kind": "review"})
         assert status == 409 and "being made" in answer["error"]
         memory = server.server.games.memory()
-        assert memory["running"] == analysis_need(make_board("petit_menec"), 200).peak
+        assert memory["running"] == analysis_need(make_board("petit_menec"), 200, solve=7).peak  # the solver too
     finally:
         go.set()
         asking.join(60)
@@ -245,6 +245,51 @@ def test_the_analysis_need_bounds_what_an_analysis_allocates():
         used = sum(int(a.nbytes) for a in analyst._raw.arrays)
         used += sum(int(a.nbytes) for a in analyst._search.arrays)
         assert used <= analysis_need(make_board(name), 200).peak, name
+
+
+def test_the_solver_is_in_the_analysis_need_and_its_option():
+    from carnac_env.analysis.solved import SOLVE_TABLE_MB
+    from carnac_env.core.boards import make_board
+    from carnac_env.serve.app import Games
+    from carnac_env.serve.budget import analysis_need, solve_need
+
+    board = make_board("small")
+    assert solve_need(board, 0) == 0
+    assert SOLVE_TABLE_MB << 19 < solve_need(board, 7) <= (SOLVE_TABLE_MB + 2) << 20
+    assert analysis_need(board, 200, solve=7).peak == analysis_need(board, 200).peak + solve_need(board, 7)
+    off = Games(["random"], ["small"], analysis_solve=0)
+    assert off.analysis["small"]["solve"] == 0 and off.analysis["small"]["need"] == analysis_need(board, 200)
+    on = Games(["random"], ["small"])
+    assert on.analysis["small"]["need"] == analysis_need(board, 200, solve=7)
+    with pytest.raises(CarnacError, match="analysis_solve"):
+        Games(["random"], ["small"], analysis_solve=-1)
+
+
+@pytest.mark.slow  # the solver's first compile
+def test_a_late_position_and_its_review_carry_the_solvers_verdict(server):
+    from carnac_env.analysis import Analyst
+
+    view = _game(server)
+    state, actions = _state("petit_menec", view)
+    while state.supply > 4:  # the person's first legal choices (as _game) until few are left
+        choice = (
+            view["placements"][len(view["moves"]) % len(view["placements"])]["orientations"][1]["action"]
+            if view["placements"]
+            else view["answers"][-1]["action"]
+        )
+        status, view = server.call(f"api/games/{view['id']}/move", "POST", {"action": choice})
+        assert status == 200, view
+        view = server.wait(view["id"])
+        state, actions = _state("petit_menec", view)
+    assert not state.is_over
+    # first here: the solver's first compile (in this process, the server's) is not in a request's timeout
+    own = Analyst("petit_menec", sims=200).evaluate(state, ply=len(actions))
+    status, answer = server.call(f"api/games/{view['id']}/analysis", "POST", {"kind": "position"})
+    assert status == 200, answer
+    assert own.verdict is not None and answer["evaluation"]["verdict"] == json.loads(json.dumps(own.verdict.to_dict()))
+    assert "solved: " in answer["evaluation"]["summary"]
+    status, done = server.call(f"api/games/{view['id']}/analysis", "POST", {"kind": "review"})
+    assert status == 200 and done["review"]["solved"][-1] == own.solved
 
 
 def test_analysis_sims_is_checked():

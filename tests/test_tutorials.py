@@ -36,6 +36,7 @@ NEEDS = {
     "self-play.md": ["torch", "matplotlib"],
     "alphazero.md": ["torch", "matplotlib"],
     "what-the-network-sees.md": [],
+    "perfect-play.md": [],
 }
 
 

@@ -29,8 +29,14 @@ are SVG (Jupyter shows :class:`Evaluation` and :class:`Review` inline) or Pillow
 (``.png()``); ``carnac serve`` and the web replay show the same. ``python -m carnac_env.analysis
 GAME.json --html OUT.html`` writes a game's web replay with the analysis in it.
 
-An :class:`Evaluation` has a ``solved`` field and a :class:`Review` a ``solved`` list: the exact
-solver's verdicts where known (None until a solver fills them; nothing here guesses them).
+**Against perfect play.** Where a position has at most ``solve`` megaliths left (default
+:data:`DEFAULT_SOLVE`), the exact solver (:mod:`carnac_env.solve`) gives its verdict for the
+player to act: ``view.solved`` is ``"win in N"``, ``"draw"`` or ``"loss in N"`` (``N``: that
+player's moves left along the solver's line, :mod:`carnac_env.analysis.solved`),
+``view.verdict`` the whole :class:`Verdict` with the solver's move; a review's ``solved`` lists
+the verdicts per position and its ``blunders`` the moves that threw a solved result away. The
+solver's budget is bounded (``solve_nodes``); where it gives up the verdict is None, never a
+guess.
 """
 
 from typing import Any
@@ -44,16 +50,21 @@ from carnac_env.analysis.position import (
     default_model,
     expected_score,
 )
-from carnac_env.analysis.review import Mistake, Review
+from carnac_env.analysis.review import Blunder, Mistake, Review
+from carnac_env.analysis.solved import DEFAULT_SOLVE, DEFAULT_SOLVE_NODES, Verdict, verdict
 from carnac_env.render.agent_view import curve_png, curve_svg, evaluation_png, evaluation_svg, policy_layer
 
 __all__ = [
     "DEFAULT_SIMS",
+    "DEFAULT_SOLVE",
+    "DEFAULT_SOLVE_NODES",
     "Analyst",
+    "Blunder",
     "Evaluation",
     "Mistake",
     "MoveInfo",
     "Review",
+    "Verdict",
     "analyse",
     "curve_png",
     "curve_svg",
@@ -63,16 +74,24 @@ __all__ = [
     "expected_score",
     "policy_layer",
     "review",
+    "verdict",
 ]
 
 
 def review(
-    game: Any, model: Any = None, *, sims: int = DEFAULT_SIMS, mistakes: int = 3, search: str = "mistakes"
+    game: Any,
+    model: Any = None,
+    *,
+    sims: int = DEFAULT_SIMS,
+    mistakes: int = 3,
+    search: str = "mistakes",
+    solve: int = DEFAULT_SOLVE,
 ) -> Review:
     """Review ``game`` (a :class:`~carnac_env.core.record.GameRecord`, or action numbers from the
     start): the value head on every position, the ``mistakes`` biggest drops, and a search of
     ``sims`` simulations at each of them (``search="all"``: at every position; ``"none"``: none,
-    the raw policy's choice).
+    the raw policy's choice); the solver's verdicts where at most ``solve`` megaliths are left
+    (0: none), and the blunders against them.
 
     Raises:
         CarnacError: a bad game, model or option.
@@ -86,4 +105,4 @@ def review(
         raise CarnacError("review(actions) needs the board: use Analyst(board).review(actions)")
     else:
         raise CarnacError(f"expected a GameRecord, got {type(game).__name__}")
-    return Analyst(board, model, sims=sims).review(game, mistakes=mistakes, search=search)
+    return Analyst(board, model, sims=sims, solve=solve).review(game, mistakes=mistakes, search=search)

@@ -5,7 +5,9 @@
     python -m carnac_env.analysis game.json --svg review.svg --png review.png --sims 400
 
 Prints Red's expected score at the start and the end and the moves where the mover's expected
-score dropped most, with the agent's preferred move; ``--html`` writes the game's web replay
+score dropped most, with the agent's preferred move, and where the exact solver reached
+(``--solve``: at most that many megaliths left, default 7; 0: none) the moves that threw a
+solved result away; ``--html`` writes the game's web replay
 with the agent's view in it, ``--svg``/``--png`` the curve.
 """
 
@@ -31,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--search", default="mistakes", choices=("mistakes", "all", "none"), help="which positions to search"
     )
+    parser.add_argument(
+        "--solve", type=int, default=7, help="solve positions with at most N megaliths left (default 7; 0: none)"
+    )
     parser.add_argument("--mistakes", type=int, default=3, help="how many of the biggest drops to list (default 3)")
     parser.add_argument("--html", default=None, help="write the web replay with the agent's view to this .html file")
     parser.add_argument("--svg", default=None, help="write the curve to this .svg file")
@@ -44,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         from carnac_env.core.record import GameRecord
 
         record = GameRecord.load(args.game, line=args.line)
-        done = review(record, args.model, sims=args.sims, mistakes=args.mistakes, search=args.search)
+        done = review(record, args.model, sims=args.sims, mistakes=args.mistakes, search=args.search, solve=args.solve)
         for line in done.lines():
             print(line)
         if args.html:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env import _checks
+from carnac_env.analysis.solved import DEFAULT_SOLVE, DEFAULT_SOLVE_NODES, Verdict, verdict
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import PHASE_NAMES, PLAYER_NAMES, GameState
 from carnac_env.core.notation import action_to_text, square_name
@@ -133,6 +134,8 @@ class Evaluation:
         model: the network's name (a shipped model's name or a file name).
         solved: the exact solver's verdict for ``to_act`` (such as ``"win in 5"``) where one is
             known, else None: filled by the solver (:mod:`carnac_env.solve`), never guessed.
+        verdict: the whole :class:`~carnac_env.analysis.solved.Verdict` (the solver's move, its
+            line, the nodes spent), or None where no verdict is known.
     """
 
     state: GameState = field(repr=False, compare=False)
@@ -146,6 +149,7 @@ class Evaluation:
     best: int | None
     model: str
     solved: str | None = None
+    verdict: Verdict | None = field(default=None, compare=False)
 
     @property
     def final(self) -> bool:
@@ -198,7 +202,9 @@ class Evaluation:
             best = self.move(self.best)
             how = f"{best.share:.0%} of visits" if self.searched else f"prior {best.policy:.0%}"
             line += f"; {PLAYER_NAMES[self.to_act]}'s best: {best.text} ({how})"
-        if self.solved:
+        if self.verdict is not None:
+            line += f"; solved: {self.verdict.line_text()}"
+        elif self.solved:
             line += f"; solved: {self.solved}"
         return line
 
@@ -232,6 +238,7 @@ class Evaluation:
             "legal": len(self.moves),
             "pending": square_name(board, self.state.pending) if self.state.pending >= 0 else None,
             "solved": self.solved,
+            "verdict": None if self.verdict is None else self.verdict.to_dict(),
             "summary": self.summary(),
         }
 
@@ -262,6 +269,9 @@ class Analyst:
             plays this board with.
         sims: simulations of each searched position (0: the raw network, no search).
         batch: positions evaluated in one network call when many are asked (:meth:`raw`).
+        solve: positions with at most this many megaliths left also get the exact solver's
+            verdict (:mod:`carnac_env.analysis.solved`; 0: never).
+        solve_nodes: the most solver nodes one verdict may spend (past it: no verdict).
 
     One analyst is used by one thread at a time (it keeps its search's arrays); make one per
     thread. Everything it gives is deterministic: the same position, model and ``sims`` give the
@@ -271,11 +281,22 @@ class Analyst:
         CarnacError: a bad board, model or budget.
     """
 
-    def __init__(self, board: Board | str, model: Any = None, *, sims: int = DEFAULT_SIMS, batch: int = 32) -> None:
+    def __init__(
+        self,
+        board: Board | str,
+        model: Any = None,
+        *,
+        sims: int = DEFAULT_SIMS,
+        batch: int = 32,
+        solve: int = DEFAULT_SOLVE,
+        solve_nodes: int = DEFAULT_SOLVE_NODES,
+    ) -> None:
         self.board = board if isinstance(board, Board) else make_board(board)
-        self.net, self.model = resolve_model(self.board, model)
         self.sims = _checks.whole("sims", sims, 0, 100_000)
         self.batch = _checks.whole("batch", batch, 1, 1024)
+        self.solve = _checks.whole("solve", solve, 0, self.board.megaliths)
+        self.solve_nodes = _checks.whole("solve_nodes", solve_nodes, 1, 10**12)
+        self.net, self.model = resolve_model(self.board, model)
         self._search: Any = None
         self._raw: Any = None
 
@@ -317,12 +338,31 @@ class Analyst:
                 out.append((float(self._raw.root_value(t)), {int(a): float(p) for a, p in zip(actions, priors)}))
         return out
 
+    # ------------------------------------------------------------------ the exact solver
+    def solvable(self, state: GameState) -> bool:
+        """Whether this analyst asks the solver about ``state``: unfinished, with at most
+        :attr:`solve` megaliths left (never with ``solve=0``)."""
+        return self.solve > 0 and not state.is_over and state.supply <= self.solve
+
+    def verdict(self, state: GameState) -> Verdict | None:
+        """The exact solver's verdict on ``state`` (:func:`carnac_env.analysis.solved.verdict`,
+        within :attr:`solve_nodes` nodes), or None where it is not asked or gave up."""
+        self._check(state)
+        return verdict(state, nodes=self.solve_nodes) if self.solvable(state) else None
+
     # ------------------------------------------------------------------ one position
     def evaluate(
-        self, state: GameState, *, sims: int | None = None, ply: int | None = None, raw: Any = None
+        self,
+        state: GameState,
+        *,
+        sims: int | None = None,
+        ply: int | None = None,
+        raw: Any = None,
+        solve: bool = True,
     ) -> Evaluation:
-        """The agent's view of ``state``: the value head, the policy and (with ``sims`` > 0,
-        default this analyst's) a search. ``raw`` reuses a :meth:`raw` answer for ``state``."""
+        """The agent's view of ``state``: the value head, the policy, (with ``sims`` > 0,
+        default this analyst's) a search and (with ``solve``, where :meth:`solvable`) the exact
+        solver's verdict. ``raw`` reuses a :meth:`raw` answer for ``state``."""
         self._check(state)
         sims = self.sims if sims is None else _checks.whole("sims", sims, 0, 100_000)
         state = state.copy()
@@ -367,7 +407,21 @@ class Analyst:
             best = moves[0].action
         mine = expected_score(value)
         expected = (mine, 1.0 - mine) if mover == 0 else (1.0 - mine, mine)
-        return Evaluation(state, ply, mover, float(value), expected, sims, search_value, tuple(moves), best, self.model)
+        known = self.verdict(state) if solve else None
+        return Evaluation(
+            state,
+            ply,
+            mover,
+            float(value),
+            expected,
+            sims,
+            search_value,
+            tuple(moves),
+            best,
+            self.model,
+            None if known is None else known.text,
+            known,
+        )
 
     def review(self, game: Any, *, mistakes: int = 3, search: str = "mistakes") -> Any:
         """The game reviewed move by move: see :func:`carnac_env.analysis.review`."""
@@ -376,9 +430,9 @@ class Analyst:
         return review_game(self, game, mistakes=mistakes, search=search)
 
 
-def analyse(state: GameState, model: Any = None, *, sims: int = DEFAULT_SIMS) -> Evaluation:
+def analyse(state: GameState, model: Any = None, *, sims: int = DEFAULT_SIMS, solve: int = DEFAULT_SOLVE) -> Evaluation:
     """The learned agent's view of ``state``: :meth:`Analyst.evaluate` with a new analyst for
-    its board (``model`` and ``sims`` as for :class:`Analyst`)."""
+    its board (``model``, ``sims`` and ``solve`` as for :class:`Analyst`)."""
     if not isinstance(state, GameState):
         raise CarnacError(f"expected a GameState to analyse, got {type(state).__name__}")
-    return Analyst(state.board, model, sims=sims).evaluate(state)
+    return Analyst(state.board, model, sims=sims, solve=solve).evaluate(state)

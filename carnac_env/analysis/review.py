@@ -12,12 +12,19 @@ would have played there (its search's choice, the ``az`` agent's move).
 The drops come from the value head alone, so they are what the network believes, with its
 blind spots: a drop on the last move, where the result replaces the prediction, says as much
 about the network as about the move.
+
+**Against perfect play.** Where the analyst solves positions (at most ``analyst.solve``
+megaliths left, :mod:`carnac_env.analysis.solved`), ``solved[i]`` is the exact verdict on
+position ``i`` for its player to act, and a move that changed its mover's solved result (a win
+thrown away to a draw or a loss, or a draw to a loss) is a :class:`Blunder`, with the solver's
+move that kept the result. The review solves from the end of the game backwards and stops at
+the first position the solver gives up on (earlier ones, with more megaliths left, cost more).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from carnac_env import _checks
@@ -26,7 +33,7 @@ from carnac_env.core.notation import action_to_text
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
 
-__all__ = ["SEARCHES", "Mistake", "Review", "review_game"]
+__all__ = ["SEARCHES", "Blunder", "Mistake", "Review", "review_game"]
 
 #: Which positions a review searches: the mistakes' (the default), every one, or none.
 SEARCHES = ("mistakes", "all", "none")
@@ -103,6 +110,57 @@ class Mistake:
         }
 
 
+#: A result for its player in words.
+_RESULT_WORDS = {1: "a win", 0: "a draw", -1: "a loss"}
+
+
+@dataclass(frozen=True)
+class Blunder:
+    """A move that changed its mover's result against perfect play (both positions solved).
+
+    Attributes:
+        ply: the move's number (1: the first move).
+        player: who made it (0 Red, 1 White).
+        action, text: the move played, and its notation.
+        before, after: the mover's exact result before and after it (+1, 0, -1).
+        best, best_text: the solver's move there (it keeps ``before``), and its notation.
+        verdict: the solver's verdict before the move, in words (``"win in 3"``).
+    """
+
+    ply: int
+    player: int
+    action: int
+    text: str
+    before: int
+    after: int
+    best: int
+    best_text: str
+    verdict: str
+
+    def line(self) -> str:
+        """The blunder in words."""
+        who = PLAYER_NAMES[self.player]
+        return (
+            f"move {self.ply}, {who}: {self.text} turned {_RESULT_WORDS[self.before]} into "
+            f"{_RESULT_WORDS[self.after]} against perfect play; {self.best_text} kept it ({self.verdict})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "ply": self.ply,
+            "player": self.player,
+            "action": self.action,
+            "text": self.text,
+            "before": self.before,
+            "after": self.after,
+            "best": self.best,
+            "best_text": self.best_text,
+            "verdict": self.verdict,
+            "line": self.line(),
+        }
+
+
 @dataclass(frozen=True)
 class Review:
     """A game as the learned agent saw it (see the module docstring).
@@ -117,8 +175,11 @@ class Review:
         mistakes: the biggest drops, the biggest first.
         sims: the simulations of each searched position.
         model: the network's name.
-        solved: per position, the exact solver's verdict where known (None: none known): a
-            place for :mod:`carnac_env.solve` to fill, never guessed here.
+        solved: per position, the exact solver's verdict in words for its player to act
+            (``"win in 3"``, see :mod:`carnac_env.analysis.solved`) where known, None where not
+            (not asked, the solver gave up, or the game is over); None (no list) if the review
+            solved nothing.
+        blunders: the moves that changed their mover's solved result, in the game's order.
     """
 
     board_name: str
@@ -131,6 +192,7 @@ class Review:
     sims: int
     model: str
     solved: tuple[str | None, ...] | None = None
+    blunders: tuple[Blunder, ...] = ()
 
     @property
     def over(self) -> bool:
@@ -146,10 +208,19 @@ class Review:
         return out
 
     def lines(self) -> list[str]:
-        """The review in words: the curve's ends and each mistake."""
+        """The review in words: the curve's ends, each mistake, and where the solver reached,
+        each blunder against perfect play."""
         head = f"Red's expected score (value head of {self.model}): {self.red[0]:.2f} at the start"
         head += f", {self.red[-1]:.2f} " + ("at the end (the result)" if self.over else "now")
-        return [head, *(m.line() for m in self.mistakes)]
+        out = [head, *(m.line() for m in self.mistakes)]
+        if self.solved is not None:
+            known = [i for i, v in enumerate(self.solved) if v is not None]
+            if self.blunders:
+                out.append(f"solved from position {known[0]} on; the moves that changed a solved result:")
+                out.extend(b.line() for b in self.blunders)
+            else:
+                out.append(f"solved from position {known[0]} on: no move changed a solved result")
+        return out
 
     def to_dict(self, positions: bool = False) -> dict[str, Any]:
         """JSON-ready: the curve, the moves and the mistakes (``positions``: every position's
@@ -166,6 +237,7 @@ class Review:
             "over": self.over,
             "mistakes": [m.to_dict() for m in self.mistakes],
             "solved": None if self.solved is None else list(self.solved),
+            "blunders": [b.to_dict() for b in self.blunders],
             "lines": self.lines(),
         }
         if positions:
@@ -228,8 +300,12 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
     raw = dict(zip(live, analyst.raw([states[i] for i in live])))
     everywhere = search == "all" and analyst.sims > 0
     positions = [
-        analyst.evaluate(s, sims=analyst.sims if everywhere else 0, ply=i, raw=raw.get(i)) for i, s in enumerate(states)
+        analyst.evaluate(s, sims=analyst.sims if everywhere else 0, ply=i, raw=raw.get(i), solve=False)
+        for i, s in enumerate(states)
     ]
+    verdicts = _solve_back(analyst, states)
+    for i, known in verdicts.items():
+        positions[i] = replace(positions[i], solved=known.text, verdict=known)
     red = [p.expected[0] for p in positions]
     drops = []
     for ply, player in enumerate(players, start=1):
@@ -244,7 +320,11 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
     for _, ply, before, after in drops[:mistakes]:
         where = positions[ply - 1]
         if search == "mistakes" and analyst.sims > 0:
-            where = positions[ply - 1] = analyst.evaluate(states[ply - 1], ply=ply - 1, raw=raw.get(ply - 1))
+            where = analyst.evaluate(states[ply - 1], ply=ply - 1, raw=raw.get(ply - 1), solve=False)
+            known = verdicts.get(ply - 1)
+            if known is not None:
+                where = replace(where, solved=known.text, verdict=known)
+            positions[ply - 1] = where
         best = where.move(where.best)
         played = where.move(actions[ply - 1])
         found.append(
@@ -272,4 +352,46 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
         tuple(found),
         searched,
         analyst.model,
+        tuple(verdicts[i].text if i in verdicts else None for i in range(len(states))) if verdicts else None,
+        _blunders(states, actions, players, texts, verdicts),
     )
+
+
+def _solve_back(analyst: Any, states: list[GameState]) -> dict[int, Any]:
+    """The solver's verdicts on ``states``, from the last unfinished one backwards while the
+    analyst solves them (:meth:`Analyst.solvable`) and the solver does not give up."""
+    verdicts: dict[int, Any] = {}
+    for i in range(len(states) - 1, -1, -1):
+        if states[i].is_over:
+            continue
+        if not analyst.solvable(states[i]):
+            break
+        known = analyst.verdict(states[i])
+        if known is None:
+            break
+        verdicts[i] = known
+    return verdicts
+
+
+def _blunders(
+    states: list[GameState], actions: list[int], players: list[int], texts: list[str], verdicts: dict[int, Any]
+) -> tuple[Blunder, ...]:
+    """The moves after which their mover's solved result is worse than before."""
+    found = []
+    for ply, action in enumerate(actions, start=1):
+        before = verdicts.get(ply - 1)
+        if before is None:
+            continue
+        mover = players[ply - 1]
+        after_state = states[ply]
+        if after_state.is_over:
+            after = after_state.result().reward(mover)
+        elif ply in verdicts:
+            known = verdicts[ply]
+            after = known.result if known.to_act == mover else -known.result
+        else:
+            continue
+        if after < before.result:
+            best = (before.best, before.best_text, before.text)
+            found.append(Blunder(ply, mover, action, texts[ply - 1], before.result, int(after), *best))
+    return tuple(found)

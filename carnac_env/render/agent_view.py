@@ -8,7 +8,8 @@ only draws them, reading their fields, and imports nothing above the renderers.
   :class:`~carnac_env.render.svg.SvgLayout`: each square tinted by the weight of the moves on
   it (the search's visit share after a search, else the network's prior; a placement's four
   orientations summed, a tilt on its two landing squares), the strongest labelled with their
-  percentage, the agent's choice ringed (with its orientation, or "decline").
+  percentage, the agent's choice ringed (with its orientation, or "decline"), and where the
+  exact solver found a win or a draw (``evaluation.verdict``), the solver's move ringed dashed.
 * :func:`evaluation_svg` / :func:`evaluation_png`: the board, that layer, and under it a bar
   of each side's expected score and the numbers in words.
 * :func:`curve_svg` / :func:`curve_png`: Red's expected score after every move, the half-way
@@ -30,6 +31,7 @@ from carnac_env.render.style import (
     ANALYSIS_HEAT,
     ANALYSIS_LABEL,
     ANALYSIS_LABEL_EDGE,
+    ANALYSIS_SOLVED,
     BACKGROUND,
     CURVE_LINE,
     CURVE_MIDDLE,
@@ -57,8 +59,9 @@ def heat_shapes(evaluation: Any, left: int, top: int, cell: int, cols: int, labe
     """The heat map of ``evaluation`` as boxes on a board whose square a1 has its corner at
     ``(left, top)``: one dict per square or tilt slab, with ``box`` (x0, y0, x1, y1), ``t``
     (its weight over the strongest, 0 to 1), ``label`` (a percentage, or None), ``title``
-    (the moves it stands for, in words), ``best`` (whether the agent's choice is there) and
-    ``note`` (the choice's orientation or "decline")."""
+    (the moves it stands for, in words), ``best`` (whether the agent's choice is there),
+    ``solver`` (whether the solver's move is there, for a solved win or draw) and ``note``
+    (the choice's orientation or "decline")."""
     if evaluation.final or not evaluation.moves:
         return []
     state = evaluation.state
@@ -70,6 +73,9 @@ def heat_shapes(evaluation: Any, left: int, top: int, cell: int, cols: int, labe
 
     how = "of visits" if evaluation.searched else "prior"
     best = decode(board, evaluation.best)
+    verdict = getattr(evaluation, "verdict", None)
+    solver = verdict.best if verdict is not None and verdict.result >= 0 else None
+    solver_square = decode(board, solver).square if solver is not None and state.phase == PLACE else None
     shapes: list[dict[str, Any]] = []
     if state.phase == PLACE:
         per_square: dict[int, list[Any]] = {}
@@ -87,6 +93,7 @@ def heat_shapes(evaluation: Any, left: int, top: int, cell: int, cols: int, labe
                     "weight": weight,
                     "title": title + ")",
                     "best": square == best.square,
+                    "solver": square == solver_square,
                     "note": evaluation.move(evaluation.best).text.split(" ")[1] if square == best.square else None,
                 }
             )
@@ -110,6 +117,7 @@ def heat_shapes(evaluation: Any, left: int, top: int, cell: int, cols: int, labe
                     "weight": weight,
                     "title": f"{info.text}: {weight:.0%} {how}",
                     "best": info.action == evaluation.best,
+                    "solver": info.action == solver,
                     "note": note,
                     "decline": move.kind == "decline",
                 }
@@ -156,6 +164,14 @@ def policy_layer(evaluation: Any, layout: SvgLayout, *, labels: int = 5) -> str:
                 f'<rect class="best" x="{x0 + 2}" y="{y0 + 2}" width="{x1 - x0 - 4}" height="{y1 - y0 - 4}" '
                 f'rx="{cell // 8}" fill="none" stroke="{_rgb(ANALYSIS_BEST)}" stroke-width="{max(2, cell // 14)}"/>'
             )
+        if shape.get("solver"):
+            inset = 2 + max(3, cell // 10)
+            out.append(
+                f'<rect class="solved-best" x="{x0 + inset}" y="{y0 + inset}" width="{x1 - x0 - 2 * inset}" '
+                f'height="{y1 - y0 - 2 * inset}" fill="none" stroke="{_rgb(ANALYSIS_SOLVED)}" '
+                f'stroke-width="{max(2, cell // 16)}" stroke-dasharray="{max(3, cell // 8)} {max(2, cell // 12)}">'
+                f"<title>the solver's move</title></rect>"
+            )
         if shape["label"] is None:
             continue
         if shape.get("decline"):  # along the foot of the pending megalith's square
@@ -191,7 +207,11 @@ def _words(evaluation: Any) -> list[tuple[str, tuple[int, int, int]]]:
     best = evaluation.move(evaluation.best)
     how = f"{best.share:.0%} of visits" if evaluation.searched else f"prior {best.policy:.0%}"
     lines.append((f"{PLAYER_NAMES[evaluation.to_act]} to act; the agent's move: {best.text} ({how})", TEXT_COLOUR))
-    if evaluation.solved:
+    verdict = getattr(evaluation, "verdict", None)
+    if verdict is not None:
+        ringed = "; ringed dashed" if verdict.result >= 0 else ""
+        lines.append((f"Solved: {PLAYER_NAMES[evaluation.to_act]}'s {verdict.line_text()}{ringed}", TEXT_COLOUR))
+    elif evaluation.solved:
         lines.append((f"Solved: {evaluation.solved}", TEXT_COLOUR))
     return lines
 
@@ -353,6 +373,18 @@ def evaluation_png(evaluation: Any, *, cell: int = 48, labels: int = 5) -> Any:
             draw.rounded_rectangle(
                 (x0 + 2, y0 + 2, x1 - 3, y1 - 3), radius=cell // 8, outline=ANALYSIS_BEST, width=max(2, cell // 14)
             )
+        if shape.get("solver"):  # dashed, as in the SVG: a dash along each side
+            inset = 2 + max(3, cell // 10)
+            dash, gap, width = max(3, cell // 8), max(2, cell // 12), max(2, cell // 16)
+            left, top, right, bottom = x0 + inset, y0 + inset, x1 - inset - 1, y1 - inset - 1
+            for a in range(left, right, dash + gap):
+                b = min(a + dash, right)
+                draw.line((a, top, b, top), fill=ANALYSIS_SOLVED, width=width)
+                draw.line((a, bottom, b, bottom), fill=ANALYSIS_SOLVED, width=width)
+            for a in range(top, bottom, dash + gap):
+                b = min(a + dash, bottom)
+                draw.line((left, a, left, b), fill=ANALYSIS_SOLVED, width=width)
+                draw.line((right, a, right, b), fill=ANALYSIS_SOLVED, width=width)
         if shape["label"] is not None:
             text = f"decline {shape['label']}" if shape.get("decline") else shape["label"]
             decline = shape.get("decline")

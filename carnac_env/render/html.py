@@ -94,8 +94,10 @@ h1 { font-size: 1.3em; margin: 0 0 .3em 0; }
 #evaluation td, #evaluation th { padding: .05em .6em .05em 0; text-align: left; }
 #review h2 { font-size: 1.1em; margin: .8em 0 .3em 0; }
 #review svg .point, #review svg .mistake { cursor: pointer; }
-#mistakes button { border: none; background: none; cursor: pointer; font: inherit; text-align: left; padding: .1em 0; }
-#mistakes button:hover { text-decoration: underline; }
+#mistakes button, #blunders button {
+  border: none; background: none; cursor: pointer; font: inherit; text-align: left; padding: .1em 0;
+}
+#mistakes button:hover, #blunders button:hover { text-decoration: underline; }
 """
 ).substitute(  # the colours of render/style.py
     page=hex_colour(PAGE_BACKGROUND),
@@ -262,6 +264,23 @@ def legend_html() -> str:
     return f'<ul class="legend" aria-label="legend">{rows}</ul>'
 
 
+def _perfect_play(review: Any) -> str:
+    """The review's part against the exact solver: where it solved from, and each move that
+    threw a solved result away (a button to the position before it); empty if it solved
+    nothing."""
+    solved = getattr(review, "solved", None)
+    if not solved:
+        return ""
+    first = next(i for i, v in enumerate(solved) if v is not None)
+    items = "".join(
+        f'<li><button data-step="{b.ply - 1}" data-before="1">{escape(b.line())}</button></li>' for b in review.blunders
+    )
+    head = f"Against perfect play (solved from position {first} on): " + (
+        "" if items else "no move changed a solved result."
+    )
+    return f'<div id="perfect-play"><p class="meta">{escape(head)}</p><ul id="blunders">{items}</ul></div>'
+
+
 def _analysis_parts(review: Any, record: GameRecord, layout: SvgLayout) -> tuple[str, str, str]:
     """The analysis's data (a JSON script), its box beside the board and its review section."""
     from carnac_env.render.agent_view import policy_layer  # only draws what the review holds
@@ -302,7 +321,7 @@ def _analysis_parts(review: Any, record: GameRecord, layout: SvgLayout) -> tuple
         '<p class="meta">Red\'s expected score is (1 + value) / 2 from the value head: 1 a Red win, 1/2 a draw, '
         "0 a loss. Click a point to go to that position, a mistake to see the position before it with the "
         "agent's view.</p>"
-        f'<ol id="mistakes">{items}</ol></section>'
+        f'<ol id="mistakes">{items}</ol>{_perfect_play(review)}</section>'
     )
     return f'<script id="analysis-data" type="application/json">{_json_for_script(data)}</script>\n', box, section
 

@@ -72,6 +72,8 @@ HIGHLIGHT_EDGE: Colour = (176, 132, 0)
 #: choice, and the labels on the board (light text with a dark edge, readable on any square).
 ANALYSIS_HEAT: Colour = (124, 58, 196)
 ANALYSIS_BEST: Colour = (20, 205, 235)
+#: The exact solver's move, ringed dashed in the agent's view.
+ANALYSIS_SOLVED: Colour = (40, 210, 90)
 ANALYSIS_LABEL: Colour = (255, 255, 255)
 ANALYSIS_LABEL_EDGE: Colour = (34, 18, 60)
 #: The review's curve: its line, the half-way line, and the tints of the halves where each side leads.

@@ -14,7 +14,9 @@ download the game as a record (the JSON format of :mod:`carnac_env.core.record`,
 agent's network for the board, its favourite moves as a heat map on the board (the search's
 visit share after ``analysis_sims`` simulations, default 200), and, for the game so far, a
 review: Red's expected score move by move with the moves where it dropped most, each with the
-move the agent preferred.
+move the agent preferred. Near the end (at most ``analysis_solve`` megaliths left, default 7)
+both carry the exact solver's verdict ("solved: win in 3") and the review the moves that threw
+a solved result away.
 
 The server (:mod:`carnac_env.serve.app`, on Tornado: the ``serve`` extra) listens on
 127.0.0.1 unless told otherwise, and then answers only requests addressed to this machine
@@ -122,6 +124,8 @@ class Server:
         analysis_sims: simulations of the learned agent's analysis (0: its raw network only);
             a board where that would need more memory than a game may take gets the raw
             network, or no analysis.
+        analysis_solve: positions with at most this many megaliths left also get the exact
+            solver's verdict in an analysis (0: never; default 7), within a node limit.
 
     Raises:
         CarnacError: Tornado missing, a bad agent spec or board, no agents or boards, an
@@ -142,6 +146,7 @@ class Server:
         max_queue: int | None = None,
         idle_seconds: float | None = None,
         analysis_sims: int | None = None,
+        analysis_solve: int | None = None,
     ) -> None:
         from carnac_env import _checks
         from carnac_env.core.boards import BOARDS, make_board
@@ -168,6 +173,8 @@ class Server:
             options["idle_seconds"] = _checks.number("idle_seconds", idle_seconds, 0.0)
         if analysis_sims is not None:
             options["analysis_sims"] = _checks.whole("analysis_sims", analysis_sims, 0, 100_000)
+        if analysis_solve is not None:
+            options["analysis_solve"] = _checks.whole("analysis_solve", analysis_solve, 0, 64)
         self.games = app.Games(list(agents or app.DEFAULT_AGENTS), boards, workers, memory << 20, **options)
         self.loopback = is_loopback(host)
         self.application = app.make_app(self.games, loopback=self.loopback, names=_own_names(host))
@@ -272,7 +279,10 @@ def serve(
         offered = sorted({offer["sims"] for offer in games.analysis.values() if offer is not None})
         if offered:
             searches = " or ".join(f"{n} simulations" if n else "the raw network" for n in offered)
-            echo(f"  the agent's view (the analysis): the az network of each board, {searches}")
+            solved = sorted({offer["solve"] for offer in games.analysis.values() if offer is not None})
+            exact = " or ".join(str(n) for n in solved if n)
+            exact = f"; the exact solver at {exact} megaliths left or fewer" if exact else ""
+            echo(f"  the agent's view (the analysis): the az network of each board, {searches}{exact}")
         if games.analysis_refused:
             echo(f"  no analysis on: {'; '.join(f'{b} ({why})' for b, why in games.analysis_refused.items())}")
         if not server.loopback:

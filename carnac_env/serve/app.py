@@ -27,7 +27,10 @@ timeouts (:func:`listen`).
 
 The analyses run like the agents' moves: in a worker thread, after the ledger grants their
 memory (:func:`~carnac_env.serve.budget.analysis_need`), one per game at a time, counted in the
-queue's bound; each game keeps its last few answers, so asking again costs nothing.
+queue's bound; each game keeps its last few answers, so asking again costs nothing. Where a
+position has at most ``analysis_solve`` megaliths left, the analysis carries the exact
+solver's verdict (``"solved: win in 3"``), each bounded by :data:`ANALYSIS_SOLVE_NODES` nodes
+and a table of :data:`~carnac_env.analysis.solved.SOLVE_TABLE_MB` MiB counted in the need.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import tornado.log
 import tornado.web
 
 from carnac_env import _checks
+from carnac_env.analysis.solved import DEFAULT_SOLVE, DEFAULT_SOLVE_NODES
 from carnac_env.errors import CarnacError
 from carnac_env.serve import DEFAULT_MEMORY_MB
 from carnac_env.serve.budget import Ledger, Need, analysis_need, held_bytes, megabytes, oversized, search_need
@@ -78,6 +82,10 @@ IDLE_SECONDS = 300
 DEFAULT_AGENTS = ("greedy", "mcts", "az", "random")
 #: The simulations of an analysis unless told otherwise (the ``az`` agent's default).
 ANALYSIS_SIMS = 200
+#: Positions with at most this many megaliths left get the exact solver's verdict in an
+#: analysis (:mod:`carnac_env.analysis.solved`), each within :data:`ANALYSIS_SOLVE_NODES` nodes.
+ANALYSIS_SOLVE = DEFAULT_SOLVE
+ANALYSIS_SOLVE_NODES = DEFAULT_SOLVE_NODES
 #: The kinds of analysis: the position now, or the game so far.
 ANALYSIS_KINDS = ("position", "review")
 #: The analyses a game keeps (the last asked), so that asking again costs nothing.
@@ -127,6 +135,7 @@ class Games:
         max_queue: int = MAX_QUEUE,
         idle_seconds: float = IDLE_SECONDS,
         analysis_sims: int = ANALYSIS_SIMS,
+        analysis_solve: int = ANALYSIS_SOLVE,
     ) -> None:
         from carnac_env.agents import make
         from carnac_env.core.boards import make_board
@@ -165,8 +174,9 @@ class Games:
         self.analysis: dict[str, dict[str, Any] | None] = {}
         self.analysis_refused: dict[str, str] = {}
         sims = _checks.whole("analysis_sims", analysis_sims, 0, 100_000)
+        solve = _checks.whole("analysis_solve", analysis_solve, 0, 64)
         for name in boards:
-            self.analysis[name] = self._analysis_offer(make_board(name), sims)
+            self.analysis[name] = self._analysis_offer(make_board(name), sims, solve)
         self.games: OrderedDict[str, LiveGame] = OrderedDict()
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="carnac-agent")
         self.builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="carnac-build")
@@ -174,9 +184,11 @@ class Games:
         self.token = secrets.token_urlsafe(18)
         self._sweeper: asyncio.TimerHandle | None = None
 
-    def _analysis_offer(self, board: Any, sims: int) -> dict[str, Any] | None:
-        """The analysis offered on ``board``: ``sims`` simulations if its memory fits a game's
-        cap, else the raw network alone (0), else none; None without a network for the board."""
+    def _analysis_offer(self, board: Any, sims: int, solve: int) -> dict[str, Any] | None:
+        """The analysis offered on ``board``: ``sims`` simulations and the solver's verdicts at
+        ``solve`` megaliths left if its memory fits a game's cap, else the raw network alone
+        (0) with the solver, else the raw network alone, else none; None without a network for
+        the board."""
         from carnac_env.analysis import default_model
 
         try:
@@ -184,10 +196,11 @@ class Games:
         except CarnacError as err:
             self.analysis_refused[board.name] = str(err)
             return None
-        for tried in dict.fromkeys((sims, 0)):
-            need = analysis_need(board, tried)
+        solve = min(solve, board.megaliths)
+        for tried, solved in dict.fromkeys(((sims, solve), (0, solve), (0, 0))):
+            need = analysis_need(board, tried, solve=solved)
             if need.peak <= self.ledger.cap:
-                return {"sims": tried, "model": model, "need": need}
+                return {"sims": tried, "solve": solved, "model": model, "need": need}
         self.analysis_refused[board.name] = (
             f"an analysis there needs {megabytes(analysis_need(board, 0).peak)}, over the "
             f"{megabytes(self.ledger.cap)} a game may take"
@@ -373,7 +386,7 @@ class Games:
             live.analysing = "running"
             try:
                 loop = asyncio.get_running_loop()
-                job = functools.partial(_analyse, session.board, list(key[1]), kind, offer["sims"])
+                job = functools.partial(_analyse, session.board, list(key[1]), kind, offer["sims"], offer["solve"])
                 result = await loop.run_in_executor(self.pool, job)
             finally:
                 self.ledger.release(ledger_key, 0)  # an analysis keeps no tree
@@ -423,14 +436,16 @@ def _analysis_key(game_id: str) -> str:
     return f"{game_id}/analysis"
 
 
-def _analyse(board: Any, actions: list[int], kind: str, sims: int) -> dict[str, Any]:
-    """An analysis as the page shows it (run in a worker thread): see :meth:`Games.analyse`."""
+def _analyse(board: Any, actions: list[int], kind: str, sims: int, solve: int = 0) -> dict[str, Any]:
+    """An analysis as the page shows it (run in a worker thread): see :meth:`Games.analyse`.
+    The solver's verdicts (at most ``solve`` megaliths left) are bounded by
+    :data:`ANALYSIS_SOLVE_NODES` nodes each."""
     from carnac_env.analysis import Analyst
     from carnac_env.core.game import GameState
     from carnac_env.render.agent_view import policy_layer
     from carnac_env.render.svg import SvgLayout
 
-    analyst = Analyst(board, sims=sims)
+    analyst = Analyst(board, sims=sims, solve=solve, solve_nodes=ANALYSIS_SOLVE_NODES)
     if kind == "review":
         review = analyst.review(actions)
         return {"kind": kind, "ply": len(actions), "review": review.to_dict(), "curve_svg": review.svg()}
@@ -672,7 +687,7 @@ class OptionsHandler(ApiHandler):
 
 
 def _offer_json(offer: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if offer is None else {"sims": offer["sims"], "model": offer["model"]}
+    return None if offer is None else {"sims": offer["sims"], "solve": offer["solve"], "model": offer["model"]}
 
 
 class GamesHandler(ApiHandler):

@@ -25,11 +25,16 @@ divided by the worker threads (its *cap per game*), so every worker can always t
 once. Agents that name code (class paths) are not measured: their memory is their own.
 The learned agent's analysis of a position or a game (:mod:`carnac_env.analysis`) takes a
 worker and a place in the ledger like a move, with :func:`analysis_need`; it keeps nothing
-after it.
+after it. Where it asks the exact solver (positions with at most ``solve`` megaliths left), the
+need counts the solver's memory too (:func:`solve_need`: its transposition table of
+:data:`~carnac_env.analysis.solved.SOLVE_TABLE_MB` MiB and one engine slot per ply), and its
+time is bounded by the solver's node limit
+(:data:`~carnac_env.analysis.solved.DEFAULT_SOLVE_NODES` nodes per verdict).
 """
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -253,14 +258,37 @@ class Ledger:
             future.set_result(None)
 
 
-def analysis_need(board: Board, sims: int, lanes: int = 8, batch: int = 32) -> Need:
+@functools.lru_cache(maxsize=64)
+def solve_need(board: Board, solve: int) -> int:
+    """Bytes the exact solver may take in one analysis verdict on ``board`` for positions with
+    at most ``solve`` megaliths left (0: none): its transposition table (the largest power of
+    two of entries within :data:`~carnac_env.analysis.solved.SOLVE_TABLE_MB` MiB), the engine
+    state with one slot per ply (``2 * solve + 3`` slots, measured on
+    :func:`carnac_env.batch.state.new_state` itself) and its move lists."""
+    if solve <= 0:
+        return 0
+    from carnac_env.analysis.solved import SOLVE_TABLE_MB
+    from carnac_env.batch.state import new_state
+    from carnac_env.solve.alphabeta import ENTRY_BYTES
+
+    entries = 1
+    while entries * 2 * ENTRY_BYTES <= SOLVE_TABLE_MB << 20:
+        entries *= 2
+    plies = 2 * solve + 3
+    slots = sum(int(getattr(part, "nbytes", 0)) for part in new_state(board, plies)[1])
+    return entries * ENTRY_BYTES + slots + plies * board.num_actions * 4
+
+
+def analysis_need(board: Board, sims: int, lanes: int = 8, batch: int = 32, solve: int = 0) -> Need:
     """The memory one analysis (:class:`carnac_env.analysis.Analyst`) may take on ``board``: the
     search of one position (the ``az`` agent's, ``sims`` simulations, ``lanes`` lanes, no tree
     reuse), plus the raw network's pass over a game's positions, ``batch`` small trees at once,
-    each with a new search's first arrays, which never grow (a pass makes no simulation)."""
+    each with a new search's first arrays, which never grow (a pass makes no simulation), plus
+    the exact solver's verdicts where it solves (``solve`` megaliths left, :func:`solve_need`;
+    they run one at a time, after the search)."""
     nodes, edges = move_capacity(sims, board) if sims else _first(board)
     first = sized(board, *_first(board), lanes)
     kept = sized(board, nodes, edges, lanes)
     search = kept + first + SEARCH_OVERHEAD
     raw = sized(board, *_first(board), 1, trees=batch)
-    return Need(nodes, edges, 0, search + raw + SEARCH_OVERHEAD)
+    return Need(nodes, edges, 0, search + raw + SEARCH_OVERHEAD + solve_need(board, solve))
