@@ -34,7 +34,7 @@ from typing import Any
 from carnac_env import _checks
 from carnac_env.core.game import PLAYER_NAMES, GameState
 from carnac_env.core.notation import action_to_text
-from carnac_env.errors import CarnacError
+from carnac_env.errors import CarnacError, SolveLimitError
 
 __all__ = ["DEFAULT_SOLVE", "DEFAULT_SOLVE_NODES", "SOLVE_TABLE_MB", "Verdict", "verdict"]
 
@@ -103,10 +103,6 @@ class Verdict:
         }
 
 
-def _gave_up(error: CarnacError) -> bool:
-    return "node_limit" in str(error)
-
-
 def _solve_here(state: GameState, nodes: int, table_mb: int) -> Verdict | None:
     """:func:`verdict`'s work, in the calling thread (its table as the solver keeps it)."""
     from carnac_env.solve import solve
@@ -114,10 +110,8 @@ def _solve_here(state: GameState, nodes: int, table_mb: int) -> Verdict | None:
     left = nodes
     try:
         root = solve(state, max_megaliths_left=state.supply, table_mb=table_mb, node_limit=left)
-    except CarnacError as error:
-        if _gave_up(error):
-            return None
-        raise
+    except SolveLimitError:
+        return None
     left -= root.nodes
     mover = state.to_act
     best_text = action_to_text(state.board, root.best_action, mover)
@@ -135,10 +129,8 @@ def _solve_here(state: GameState, nodes: int, table_mb: int) -> Verdict | None:
             return Verdict(mover, root.result, None, root.best_action, best_text, (), nodes - left)
         try:
             step = solve(position, max_megaliths_left=position.supply, table_mb=table_mb, node_limit=left)
-        except CarnacError as error:
-            if _gave_up(error):
-                return Verdict(mover, root.result, None, root.best_action, best_text, (), nodes)
-            raise
+        except SolveLimitError:
+            return Verdict(mover, root.result, None, root.best_action, best_text, (), nodes)
         left -= step.nodes
     if position.result().reward(mover) != root.result:  # a line that misses its own value: no N claimed
         return Verdict(mover, root.result, None, root.best_action, best_text, (), nodes - left)

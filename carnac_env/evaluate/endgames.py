@@ -59,7 +59,7 @@ from carnac_env.core.boards import BOARDS, Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text, parse_action
 from carnac_env.core.record import MAX_MOVE_CHARS
-from carnac_env.errors import CarnacError
+from carnac_env.errors import CarnacError, SolveLimitError
 
 __all__ = [
     "ENDGAME_DIR",
@@ -376,9 +376,7 @@ def make_endgame_set(
                     lost += 1
                     continue
                 value, values = solved_values(state, high, node_limit)
-            except CarnacError as err:
-                if "node_limit" not in str(err):
-                    raise
+            except SolveLimitError:
                 skipped += 1
                 continue
             if min(values) == value:
