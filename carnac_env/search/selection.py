@@ -331,20 +331,11 @@ def _uct(tree, t, node, c, solver):  # pragma: no cover - compiled (fastmath: th
     scale = 4.0 * c * c * np.log(max(tree.visits[t, node], 1))
     best = -np.inf
     index = first
-    if solver:  # the same scores, skipping the edges proven lost for the player to act
-        player = tree.player[t, node]
-        for k in range(count):
-            e = first + k
-            if _lost(tree, t, e, player):
-                continue
-            n = tree.n[t, e]
-            score = tree.w[t, e] / n + np.sqrt(scale / n)
-            if score > best:
-                best = score
-                index = e
-        return index
+    player = tree.player[t, node]
     for k in range(count):
         e = first + k
+        if solver and _lost(tree, t, e, player):  # MCTS-Solver: skip edges proven lost for the mover
+            continue
         n = tree.n[t, e]
         score = tree.w[t, e] / n + np.sqrt(scale / n)
         if score > best:
