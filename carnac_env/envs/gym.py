@@ -87,7 +87,7 @@ from carnac_env import _checks
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
 from carnac_env.envs.aec import AGENTS, raw_env
-from carnac_env.envs.infos import GymInfo, blank_info
+from carnac_env.envs.infos import GymInfo, learner_info
 from carnac_env.envs.opponents import make_opponent
 from carnac_env.envs.options import (
     ENV_OPTIONS,
@@ -257,19 +257,14 @@ class CarnacEnv(gym.Env):
         )
 
     def _info(self) -> GymInfo:
-        over = self.aec.game.is_over
-        mine, theirs = (self.aec.infos.get(AGENTS[seat]) if over else None for seat in (self.seat, 1 - self.seat))
-        ends = blank_info(self.board) if mine is None else mine
-        other = blank_info(self.board) if theirs is None else theirs
-        return GymInfo(
-            action_mask=self.action_masks(),
-            seat=self.seat,
-            dolmens=ends["dolmens"],
-            score=ends["score"],
-            winner=1 - self.seat if self._forfeit is not None else ends["winner"],
-            opponent_dolmens=other["dolmens"],
-            opponent_score=other["score"],
-            illegal_action=self._forfeit is not None,
+        return learner_info(
+            self.board,
+            self.aec.infos,
+            AGENTS,
+            self.aec.game.is_over,
+            self.seat,
+            self.action_masks(),
+            self._forfeit is not None,
         )
 
     @property

@@ -2,11 +2,13 @@ r"""The environments' infos: the same keys and shapes at every step, and their t
 
 :class:`AECInfo`, :class:`GymInfo` and :class:`VectorInfo` are ``TypedDict``\s, so that IDEs
 and type checkers know the keys; :func:`blank_info` and :func:`end_info` build a player's info
-before and at the end of a game, with :func:`info_dolmen_slots` dolmen entries.
+before and at the end of a game, with :func:`info_dolmen_slots` dolmen entries, and
+:func:`learner_info` a single-agent env's info from the AEC env's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypedDict
 
 import numpy as np
@@ -14,7 +16,7 @@ import numpy as np
 from carnac_env.core.boards import Board
 from carnac_env.core.scoring import Result
 
-__all__ = ["AECInfo", "GymInfo", "VectorInfo", "blank_info", "end_info", "info_dolmen_slots"]
+__all__ = ["AECInfo", "GymInfo", "VectorInfo", "blank_info", "end_info", "info_dolmen_slots", "learner_info"]
 
 
 class AECInfo(TypedDict):
@@ -91,3 +93,31 @@ def end_info(board: Board, result: Result, player: int) -> AECInfo:
     info["score"] = int(result.scores[player])
     info["winner"] = -1 if result.winner is None else int(result.winner)
     return info
+
+
+def learner_info(
+    board: Board,
+    aec_infos: Mapping[str, AECInfo],
+    agents: tuple[str, str],
+    over: bool,
+    seat: int,
+    action_mask: np.ndarray,
+    forfeited: bool,
+) -> GymInfo:
+    """The single-agent info of the learner in ``seat`` (the Gymnasium env's and the self-play
+    adapter's): its mask, and both players' ends from the AEC env's ``aec_infos`` (keyed by
+    ``agents``, seat 0's name first) once the game is ``over`` (blank before); after the
+    learner's forfeit the winner is the other seat."""
+    mine, theirs = (aec_infos.get(agents[side]) if over else None for side in (seat, 1 - seat))
+    ends = blank_info(board) if mine is None else mine
+    other = blank_info(board) if theirs is None else theirs
+    return GymInfo(
+        action_mask=action_mask,
+        seat=seat,
+        dolmens=ends["dolmens"],
+        score=ends["score"],
+        winner=1 - seat if forfeited else ends["winner"],
+        opponent_dolmens=other["dolmens"],
+        opponent_score=other["score"],
+        illegal_action=forfeited,
+    )
