@@ -60,6 +60,7 @@ from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text, parse_action
 from carnac_env.core.record import MAX_MOVE_CHARS
 from carnac_env.errors import CarnacError, SolveLimitError
+from carnac_env.evaluate.panel import versioned_ids
 
 __all__ = [
     "ENDGAME_DIR",
@@ -91,7 +92,6 @@ MAX_GAME_MOVES = 2 * 127
 #: The characters of a position's ``values``, and the values they stand for.
 VALUE_CHARS = {"+": 1, "=": 0, "-": -1}
 _CHAR_OF = {v: k for k, v in VALUE_CHARS.items()}
-_SET_ID = re.compile(r"^([a-z][a-z0-9_]*)-v([1-9][0-9]*)$")
 
 #: How the shipped sets were made, per board: positions, the most megaliths left, and the node
 #: limit of one solve (default :data:`NODE_LIMIT`; a position whose solve passes it is skipped: node
@@ -164,12 +164,7 @@ class EndgameSet:
 # --------------------------------------------------------------------------- loading
 def endgame_set_ids() -> list[str]:
     """The ids of the sets shipped with the package, sorted by board then version."""
-    found = []
-    for path in ENDGAME_DIR.glob("*.json"):
-        match = _SET_ID.match(path.stem)
-        if match:
-            found.append((match.group(1), int(match.group(2)), path.stem))
-    return [stem for _, _, stem in sorted(found)]
+    return versioned_ids(ENDGAME_DIR)
 
 
 def _newest(board: str) -> str:

@@ -36,7 +36,7 @@ from carnac_env.errors import CarnacError
 PANEL_DIR = Path(__file__).resolve().parent / "panels"
 #: The format version of panel files this code reads.
 PANEL_FORMAT = 1
-_PANEL_ID = re.compile(r"^([a-z][a-z0-9_]*)-v([1-9][0-9]*)$")
+_VERSIONED_ID = re.compile(r"^([a-z][a-z0-9_]*)-v([1-9][0-9]*)$")
 
 
 @dataclass(frozen=True)
@@ -68,14 +68,20 @@ class Panel:
         return f"{self.name}-v{self.version}"
 
 
-def panel_ids() -> list[str]:
-    """The ids of the panels shipped with the package, sorted by name then version."""
+def versioned_ids(folder: Path) -> list[str]:
+    """The ``NAME-vVERSION`` ids of the ``.json`` files in ``folder`` (panels, endgame sets),
+    sorted by name then version (so ``v10`` comes after ``v9``); other names are ignored."""
     found = []
-    for path in PANEL_DIR.glob("*.json"):
-        match = _PANEL_ID.match(path.stem)
+    for path in folder.glob("*.json"):
+        match = _VERSIONED_ID.match(path.stem)
         if match:
             found.append((match.group(1), int(match.group(2)), path.stem))
     return [stem for _, _, stem in sorted(found)]
+
+
+def panel_ids() -> list[str]:
+    """The ids of the panels shipped with the package, sorted by name then version."""
+    return versioned_ids(PANEL_DIR)
 
 
 def default_panel_id(board: str) -> str:
