@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 
 import carnac_env
+from carnac_env.arena.ratings import wilson
 from carnac_env.core.boards import make_board
 from carnac_env.envs.selfplay import OpponentPool, SelfPlayEnv
-from carnac_env.train.curve import wilson
 
 try:
     import torch

@@ -39,6 +39,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 import carnac_env  # noqa: F401 (registers carnac_env/Carnac-v0)
+from carnac_env.arena.ratings import wilson
 
 try:
     import torch
@@ -157,14 +158,6 @@ class Agent(nn.Module):
         if action is None:
             action = logits.argmax(dim=1) if greedy else probs.sample()
         return action, probs.log_prob(action), probs.entropy(), self.critic(hidden)
-
-
-def wilson(wins: int, games: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of ``wins`` out of ``games``."""
-    rate = wins / games
-    centre = (rate + z * z / (2 * games)) / (1 + z * z / games)
-    half = z * math.sqrt(rate * (1 - rate) / games + z * z / (4 * games * games)) / (1 + z * z / games)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @torch.no_grad()
@@ -318,8 +311,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     train_cpu = time.process_time() - cpu_start - eval_cpu
     test = evaluate(agent, args, args.eval_games, seed=10**6)
-    wins_test = round(test["win"] * test["games"])
-    low, high = wilson(wins_test, test["games"])
+    low, high = wilson(test["win"], test["games"])
     print(
         f"final: {test['win']:.1%} wins against random in {test['games']} new games (95% Wilson interval "
         f"{low:.1%}-{high:.1%}; as Red {test['win_as_red']:.1%}, as White {test['win_as_white']:.1%}) "
