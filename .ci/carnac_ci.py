@@ -10,6 +10,11 @@ module named in ``CARNAC_REQUIRE`` is missing, whichever way the test skipped
 has what they need, one node id a line: those whose last outcome in the logs given (in the
 matrix order) is a skip. A test that first appears in a later log (the slow entry runs the
 tests the main entry deselects) joins the list when it skips there.
+``python .ci/carnac_ci.py runnable ARGS`` rewrites that list (a file) for the venv it runs in:
+a test whose module skips as a whole here (its import needs a module this venv lacks) is asked
+for by its file instead, as pytest finds no test by that name in a skipped module (it stops with
+a usage error, exit 4); the module's skip is then logged under the file, and the test stays
+pending for a later entry. Run it with the entry's own Python.
 ``python .ci/carnac_ci.py unrun MODULES LOG...`` prints those of them whose last skip reason
 says that one of MODULES (comma-separated) is missing: tests that no matrix entry ran.
 """
@@ -118,10 +123,55 @@ def pending(paths: list[str]) -> dict[str, str]:
     return waiting
 
 
+def _collected(files: list[str]) -> set[str]:
+    """The node ids pytest collects from ``files`` in this interpreter (a module that skips as a
+    whole contributes none)."""
+    import contextlib
+    import io
+
+    import pytest
+
+    class Collect:
+        ids: set[str] = set()
+
+        def pytest_collection_modifyitems(self, items: list[Any]) -> None:
+            self.ids.update(item.nodeid for item in items)
+
+    collect = Collect()
+    with contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *files], plugins=[collect])
+    return collect.ids
+
+
+def runnable(nodeids: list[str], collected: set[str]) -> list[str]:
+    """``nodeids`` for this venv: a test that ``collected`` lacks is replaced by its file (once)
+    when no test of that file was collected (the module skips here), and left out (it stays
+    pending) when its file has other tests here (a parameter this venv does not generate)."""
+    files_with_tests = {nodeid.split("::", 1)[0] for nodeid in collected}
+    out: list[str] = []
+    for nodeid in nodeids:
+        file = nodeid.split("::", 1)[0]
+        if "::" in nodeid and nodeid not in collected:
+            if file in files_with_tests:
+                print(f"CI: {nodeid} is not collected in this venv; it stays pending", file=sys.stderr)
+                continue
+            nodeid = file
+        if nodeid not in out:
+            out.append(nodeid)
+    return out
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["pending"]:
         for nodeid in pending(argv[1:]):
             print(nodeid)
+        return 0
+    if argv[:1] == ["runnable"] and len(argv) == 2:
+        with open(argv[1], encoding="utf-8") as f:
+            nodeids = [line.strip() for line in f if line.strip()]
+        kept = runnable(nodeids, _collected(sorted({n.split("::", 1)[0] for n in nodeids})))
+        with open(argv[1], "w", encoding="utf-8") as f:
+            f.writelines(nodeid + "\n" for nodeid in kept)
         return 0
     if argv[:1] == ["unrun"]:
         modules = [m for m in argv[1].split(",") if m]

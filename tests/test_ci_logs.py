@@ -59,3 +59,21 @@ def test_the_readme_test_command_is_what_ci_runs_and_its_time_is_measured() -> N
     # Each set-up command states a measured time with the command that measures it.
     for only in ("arena", "tests"):
         assert f": python benchmarks/readme_commands.py --only {only}\n" in readme
+
+
+def test_a_pending_test_whose_module_skips_here_is_asked_for_by_its_file() -> None:
+    # pytest stops with a usage error (exit 4) when asked for a test of a module that skips as a
+    # whole: the rllib entry's skips in tests/test_openspiel.py reached the jax entry, which has
+    # no pyspiel, that way.
+    ci = _carnac_ci()
+    collected = {"tests/test_a.py::x", "tests/test_a.py::y[1]"}
+    asked = ["tests/test_a.py::x", "tests/test_b.py::u", "tests/test_b.py::v", "tests/test_a.py::y[2]", "tests/test_c.py"]
+    assert ci.runnable(asked, collected) == ["tests/test_a.py::x", "tests/test_b.py", "tests/test_c.py"]
+
+
+def test_runnable_collects_with_this_python(tmp_path: Path) -> None:
+    ci = _carnac_ci()
+    (tmp_path / "test_here.py").write_text("def test_one():\n    pass\n")
+    (tmp_path / "test_gone.py").write_text("import pytest\npytest.importorskip('no_such_module_xyz')\n")
+    collected = ci._collected([str(tmp_path / "test_here.py"), str(tmp_path / "test_gone.py")])
+    assert [n.rsplit("::", 1)[1] for n in collected] == ["test_one"]
