@@ -132,7 +132,8 @@ def _collected(files: list[str]) -> set[str]:
     import pytest
 
     class Collect:
-        ids: set[str] = set()
+        def __init__(self) -> None:
+            self.ids: set[str] = set()
 
         def pytest_collection_modifyitems(self, items: list[Any]) -> None:
             self.ids.update(item.nodeid for item in items)

@@ -67,7 +67,8 @@ def test_a_pending_test_whose_module_skips_here_is_asked_for_by_its_file() -> No
     # no pyspiel, that way.
     ci = _carnac_ci()
     collected = {"tests/test_a.py::x", "tests/test_a.py::y[1]"}
-    asked = ["tests/test_a.py::x", "tests/test_b.py::u", "tests/test_b.py::v", "tests/test_a.py::y[2]", "tests/test_c.py"]
+    asked = ["tests/test_a.py::x", "tests/test_b.py::u", "tests/test_b.py::v", "tests/test_a.py::y[2]"]
+    asked.append("tests/test_c.py")
     assert ci.runnable(asked, collected) == ["tests/test_a.py::x", "tests/test_b.py", "tests/test_c.py"]
 
 
