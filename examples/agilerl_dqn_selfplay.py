@@ -70,9 +70,6 @@ def planes_space(env: SelfPlayEnv) -> gym.spaces.Box:
     return gym.spaces.Box(chw(space.low), chw(space.high), dtype=np.float32)
 
 
-
-
-
 class Snapshot:
     """A frozen clone of an agent, as the adapter's opponent: ``policy(observation, action_mask) -> action``."""
 
@@ -189,7 +186,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     )
     obs, info = envs.reset(seed=args.seed)
     total_steps, curve, elite = 0, [], pop[0]
-    print(f"training a population of {args.population} AgileRL DQNs through SelfPlayEnv on {args.board}, {args.blocks} blocks")
+    print(f"training {args.population} AgileRL DQNs through SelfPlayEnv on {args.board}, {args.blocks} blocks")
     for block in range(args.blocks):
         epsilon = max(args.eps_end, 1.0 - (1.0 - args.eps_end) * block / max(1, args.blocks * args.eps_fraction))
         for agent in pop:
@@ -202,7 +199,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
                 if len(memory) >= agent.batch_size and step % agent.learn_step == 0:
                     agent.learn(memory.sample(agent.batch_size))
         if (block + 1) % args.evo_every == 0:
-            fitnesses = [play(agent, args.board, "random", args.eval_games, seed=10_000 + block)["win"] for agent in pop]
+            seed = 10_000 + block
+            fitnesses = [play(agent, args.board, "random", args.eval_games, seed)["win"] for agent in pop]
             for agent, fitness in zip(pop, fitnesses, strict=True):
                 agent.metrics.add_fitness(fitness)
             elite, pop = tournament.select(pop)[:2]
