@@ -1,7 +1,7 @@
 """AgileRL: self-play DQN with action masks and evolutionary HPO, after AgileRL's Connect Four tutorial.
 
     pip install torch --index-url https://download.pytorch.org/whl/cpu   # PyTorch's CPU build first
-    pip install -e . "agilerl==2.58.0"
+    pip install -e . "agilerl==2.58.0" "peft==0.19.1"   # 2.58.0 imports peft without declaring it
     python examples/agilerl_dqn_selfplay.py                 # small board, about 3 CPU minutes
     python examples/agilerl_dqn_selfplay.py --smoke         # tiny budgets (also CARNAC_SMOKE=1)
 
@@ -17,11 +17,12 @@ that reply is "every opponent move until the learner is to act again", which is 
 ``SyncVectorEnv`` (``SAME_STEP`` autoreset) batches it; every env shares one
 :class:`~carnac_env.envs.selfplay.OpponentPool` (``"random"`` plus the newest snapshots).
 
-The user glue is :func:`chw` and :data:`PLANES` (AgileRL's channels-last test looks for
+The user glue is :func:`chw` and :func:`planes_space` (AgileRL's channels-last test looks for
 the smallest axis last, and the small board's ``(5, 8, 9)`` planes have it first, so the
 planes are moved to ``(9, 5, 8)`` by hand, as the tutorial does), :class:`Snapshot` (a
 frozen clone as the adapter's ``policy(observation, action_mask)``), :func:`make_envs` and
-:func:`transition`: about 30 lines; the rest is AgileRL's loop as the tutorial writes it.
+:func:`transition`: 38 lines with their docstrings; the rest is AgileRL's loop as the
+tutorial writes it, and the measurement (:func:`play`).
 The masks go to AgileRL as they come (int8 0/1). The final policy plays ``--test-games`` new
 games against ``random`` and ``greedy`` (greedy choice, seats alternating), with the 95%
 Wilson interval; ``OUT/result.json`` keeps the numbers and ``OUT/elite.pt`` the weights.
