@@ -55,7 +55,7 @@ try:
     from agilerl.hpo.tournament import TournamentSelection
     from tensordict import TensorDict
 except ImportError as err:  # pragma: no cover - depends on the install
-    raise SystemExit(f"this example needs AgileRL: pip install \"agilerl==2.58.0\" \"peft==0.19.1\" ({err})") from None
+    raise SystemExit(f'this example needs AgileRL: pip install "agilerl==2.58.0" "peft==0.19.1" ({err})') from None
 
 SMOKE = os.environ.get("CARNAC_SMOKE", "") not in ("", "0") or "--smoke" in sys.argv
 
