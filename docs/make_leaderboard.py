@@ -44,6 +44,9 @@ LADDER_END = "<!-- ladder: end -->"
 
 #: The agents the package ships, evaluated on every shipped panel.
 SHIPPED = ["random", "greedy", "mcts:sims=200", "mcts:sims=2000", "mcts", "az", "az:sims=0"]
+#: The agents evaluated on the panels from version 2 on (whose members reach above mcts): the
+#: shipped agents at their defaults, and mcts at the budget a v2 panel member has.
+SHIPPED_V2 = ["random", "greedy", "mcts:sims=2000", "mcts", "az", "az:sims=0"]
 
 #: The agents whose endgame error rates are measured on every board (az: its default model there).
 ENDGAME_AGENTS = ["random", "greedy", "mcts", "az", "az:sims=0"]
@@ -61,6 +64,14 @@ EXAMPLES: dict[str, list[str]] = {
 }
 
 
+def agents_for(panel: Any) -> list[str]:
+    """The agents with a card on ``panel``: :data:`SHIPPED` and the examples' models on the v1
+    panels, :data:`SHIPPED_V2` on later ones."""
+    if panel.version == 1:
+        return SHIPPED + EXAMPLES.get(panel.board.name, [])
+    return SHIPPED_V2
+
+
 def describe(spec: str) -> str:
     """What the agent behind ``spec`` is, in a few words (for the ladder)."""
     name, _, options = spec.partition(":")
@@ -73,7 +84,9 @@ def describe(spec: str) -> str:
         budget = f"{'default ' if not options else ''}{sims} simulations"
         if name == "mcts":
             return f"UCT with compiled random playouts, {budget}"
-        return f"PUCT over the shipped network, {budget}" if sims else "the shipped network's raw policy, no search"
+        model = dict(o.partition("=")[::2] for o in options.split(":") if o).get("model")
+        network = f"the frozen `{model}` network" if model else "the shipped network"
+        return f"PUCT over {network}, {budget}" if sims else f"{network}'s raw policy, no search"
     if name.endswith("SelfPlayAgent"):
         return "self-play PPO (`examples/selfplay_ppo.py`), policy only"
     if name.endswith("MaskablePPOAgent"):
@@ -126,6 +139,7 @@ def leaderboard_page() -> str:
         "fixed-scale ratings; compare agents there with `carnac arena`."
     )
     out.append("")
+    out += ladder_summary(panels)
     for panel in panels:
         cards = load_cards(panel.id)
         measured = panel.measured
@@ -175,6 +189,48 @@ def leaderboard_page() -> str:
         out += ["```", ""]
     out += endgames_section()
     return "\n".join(out).rstrip() + "\n"
+
+
+def ladder_summary(panels: list[Any]) -> list[str]:
+    """The leaderboard's first section: per board, the cards on its newest panel (the one
+    ``carnac evaluate`` uses by default), strongest first, with their 95% intervals."""
+    newest: dict[str, Any] = {}
+    for panel in panels:
+        if panel.board.name not in newest or panel.version > newest[panel.board.name].version:
+            newest[panel.board.name] = panel
+    out = [
+        "## The ladder per board",
+        "",
+        "Each board's newest panel (the default of `carnac evaluate`). From version 2 on, the panels hold",
+        "frozen AlphaZero generations (`az:model=general-g1`, with and without search) above `mcts`, so the",
+        "scale reaches past random-rollout search; their games open with the panel's seeded random plies, and",
+        "their cards are played on a report seed that no shipped model was chosen on (the specialists were",
+        "chosen on seed 0, `general` and `general-g1` on seed 1). The older panels' sections below stay",
+        "as they were published.",
+        "",
+    ]
+    for board, panel in sorted(newest.items()):
+        cards = load_cards(panel.id)
+        members = {m.spec: m for m in panel.members}
+        opening = f", {panel.default_openings}-ply openings" if panel.default_openings else ""
+        out += [
+            f"**{board}** (panel `{panel.id}`; {panel.default_games} games against each of its "
+            f"{len(panel.members)} members{opening}, seed {panel.default_seed}):",
+            "",
+            "| agent | what it is | Elo | 95% interval | panel member at |",
+            "|---|---|---:|---|---:|",
+        ]
+        for card in cards:
+            rating, member = card["rating"], members.get(card["agent"])
+            at = f"{round(member.elo)} {_interval(vars(member))}" if member else "-"
+            out.append(
+                f"| `{short_name(card['agent'])}` | {describe(card['agent'])} | {round(rating['elo'])} | "
+                f"{_interval(rating)} | {at} |"
+            )
+        if not cards:
+            out.append("| (no cards yet) | | | | |")
+        out.append("")
+    return out
 
 
 def load_endgames_results() -> dict[str, Any]:
@@ -312,7 +368,7 @@ def play_missing(runs: Path, workers: int) -> None:
     os.chdir(DOCS.parent)  # the example models' paths are relative to the repository
     for panel_id in panel_ids():
         panel = load_panel(panel_id, None)
-        for spec in SHIPPED + EXAMPLES.get(panel.board.name, []):
+        for spec in agents_for(panel):
             target = CARDS / panel_id / card_name(spec)
             if target.exists():
                 continue
