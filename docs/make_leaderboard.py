@@ -73,8 +73,9 @@ def agents_for(panel: Any) -> list[str]:
     return SHIPPED + EXAMPLES.get(panel.board.name, [])
 
 
-def describe(spec: str) -> str:
-    """What the agent behind ``spec`` is, in a few words (for the ladder)."""
+def describe(spec: str, board: str | None = None) -> str:
+    """What the agent behind ``spec`` is, in a few words (for the ladder); with ``board``, plain
+    ``az`` names the model it plays there."""
     name, _, options = spec.partition(":")
     if name == "random":
         return "uniform over the legal actions"
@@ -87,6 +88,11 @@ def describe(spec: str) -> str:
             return f"UCT with compiled random playouts, {budget}"
         model = dict(o.partition("=")[::2] for o in options.split(":") if o).get("model")
         network = f"the frozen `{model}` network" if model else "the shipped network"
+        if not model and board is not None:
+            from carnac_env.core.boards import make_board
+            from carnac_env.models import default_model
+
+            network = f"the shipped `{default_model(make_board(board))}` network"
         return f"PUCT over {network}, {budget}" if sims else f"{network}'s raw policy, no search"
     if name.endswith("SelfPlayAgent"):
         return "self-play PPO (`examples/selfplay_ppo.py`), policy only"
@@ -232,7 +238,7 @@ def ladder_summary(panels: list[Any]) -> list[str]:
             rating, member = card["rating"], members.get(card["agent"])
             at = f"{round(member.elo)} {_interval(vars(member))}" if member else "-"
             out.append(
-                f"| `{short_name(card['agent'])}` | {describe(card['agent'])} | {round(rating['elo'])} | "
+                f"| `{short_name(card['agent'])}` | {describe(card['agent'], board)} | {round(rating['elo'])} | "
                 f"{_interval(rating)} | {at} |"
             )
         if not cards:
