@@ -325,7 +325,7 @@ def test_ladder_covers_every_shipped_agent_and_example_model_on_every_panel() ->
     the PPO examples' models, each with a card on the panel of small and of medium; issue 29's
     ladder above mcts: the shipped agents on the v2 panels."""
     script = _load_script("make_leaderboard")
-    for panel_id in ("small-v1", "medium-v1", "small-v2", "medium-v2"):
+    for panel_id in ("small-v1", "medium-v1", "small-v2", "medium-v2", "petit_menec-v1"):
         panel = load_panel(panel_id, None)
         have = {card["agent"] for card in script.load_cards(panel_id)}
         missing = [s for s in script.agents_for(panel) if s not in have]
