@@ -44,6 +44,10 @@ LADDER_END = "<!-- ladder: end -->"
 
 #: The agents the package ships, evaluated on every shipped panel.
 SHIPPED = ["random", "greedy", "mcts:sims=200", "mcts:sims=2000", "mcts", "az", "az:sims=0"]
+#: The agents evaluated on the panels with az generations among their members (small-v2,
+#: medium-v2, petit_menec-v1: the ladder above mcts): the shipped agents at their defaults, and
+#: mcts at the budget a member has.
+SHIPPED_V2 = ["random", "greedy", "mcts:sims=2000", "mcts", "az", "az:sims=0"]
 
 #: The agents whose endgame error rates are measured on every board (az: its default model there).
 ENDGAME_AGENTS = ["random", "greedy", "mcts", "az", "az:sims=0"]
@@ -61,8 +65,17 @@ EXAMPLES: dict[str, list[str]] = {
 }
 
 
-def describe(spec: str) -> str:
-    """What the agent behind ``spec`` is, in a few words (for the ladder)."""
+def agents_for(panel: Any) -> list[str]:
+    """The agents with a card on ``panel``: :data:`SHIPPED_V2` on a panel with az generations
+    among its members, else :data:`SHIPPED` and the examples' models (the panels of issue 11)."""
+    if any(m.spec.startswith("az") for m in panel.members):
+        return SHIPPED_V2
+    return SHIPPED + EXAMPLES.get(panel.board.name, [])
+
+
+def describe(spec: str, board: str | None = None) -> str:
+    """What the agent behind ``spec`` is, in a few words (for the ladder); with ``board``, plain
+    ``az`` names the model it plays there."""
     name, _, options = spec.partition(":")
     if name == "random":
         return "uniform over the legal actions"
@@ -73,7 +86,14 @@ def describe(spec: str) -> str:
         budget = f"{'default ' if not options else ''}{sims} simulations"
         if name == "mcts":
             return f"UCT with compiled random playouts, {budget}"
-        return f"PUCT over the shipped network, {budget}" if sims else "the shipped network's raw policy, no search"
+        model = dict(o.partition("=")[::2] for o in options.split(":") if o).get("model")
+        network = f"the frozen `{model}` network" if model else "the shipped network"
+        if not model and board is not None:
+            from carnac_env.core.boards import make_board
+            from carnac_env.models import default_model
+
+            network = f"the shipped `{default_model(make_board(board))}` network"
+        return f"PUCT over {network}, {budget}" if sims else f"{network}'s raw policy, no search"
     if name.endswith("SelfPlayAgent"):
         return "self-play PPO (`examples/selfplay_ppo.py`), policy only"
     if name.endswith("MaskablePPOAgent"):
@@ -126,6 +146,7 @@ def leaderboard_page() -> str:
         "fixed-scale ratings; compare agents there with `carnac arena`."
     )
     out.append("")
+    out += ladder_summary(panels)
     for panel in panels:
         cards = load_cards(panel.id)
         measured = panel.measured
@@ -140,12 +161,20 @@ def leaderboard_page() -> str:
         for m in panel.members:
             out.append(f"| `{m.spec}` | {round(m.elo)} | [{round(m.ci_low)}, {round(m.ci_high)}] |")
         out += ["", f"Measured with `{measured.get('command')}`", f"({measured.get('note') or 'no note'}).", ""]
+        anchor_pairs = [p for p in measured.get("pairs", []) if panel.anchor in (p["a"], p["b"])]
+        shutout = all(p["draws"] == 0 and min(p["wins_a"], p["wins_b"]) == 0 for p in anchor_pairs)
+        why = (
+            "Every member beat `random` in every game, so those gaps rest on the virtual draw and reach down far "
+            "(one loss to `random` in a resample moves a member by hundreds of points), while the gaps among the "
+            "other members are measured from real wins and losses."
+            if shutout
+            else "Where a member beat `random` in every game, its gap rests on the virtual draw and reaches down far."
+        )
+        opening = measured.get("openings") and f" Every game opened with {measured['openings']} seeded random plies."
         out += [
             "The members' intervals are their gaps to `random` (parametric bootstrap of the round robin, `random` "
-            "pinned in every refit). Every member beat `random` in every game, so those gaps rest on the virtual "
-            "draw and reach down far (one loss to `random` in a resample moves a member by hundreds of points), "
-            "while the gaps among the other members are measured from real wins and losses. Round robin "
-            "(wins-draws-losses of the first against the second):",
+            f"pinned in every refit). {why}{opening or ''} Round robin (wins-draws-losses of the first against the "
+            "second):",
             "",
             "| pair | result |",
             "|---|---:|",
@@ -175,6 +204,47 @@ def leaderboard_page() -> str:
         out += ["```", ""]
     out += endgames_section()
     return "\n".join(out).rstrip() + "\n"
+
+
+def ladder_summary(panels: list[Any]) -> list[str]:
+    """The leaderboard's first section: per board, the cards on its newest panel (the one
+    ``carnac evaluate`` uses by default), strongest first, with their 95% intervals."""
+    newest: dict[str, Any] = {}
+    for panel in panels:
+        if panel.board.name not in newest or panel.version > newest[panel.board.name].version:
+            newest[panel.board.name] = panel
+    out = [
+        "## The ladder per board",
+        "",
+        "Each board's newest panel (the default of `carnac evaluate`). These panels hold a frozen AlphaZero",
+        "generation (`az:model=general-g1`, with and without search) above `mcts`, so the scale reaches past",
+        "random-rollout search; their games open with the panel's seeded random plies, and their cards are",
+        "played on a report seed that no shipped model was chosen on (the specialists were chosen on seed 0,",
+        "`general` and `general-g1` on seed 1). The older panels' sections below stay as they were published.",
+        "",
+    ]
+    for board, panel in sorted(newest.items()):
+        cards = load_cards(panel.id)
+        members = {m.spec: m for m in panel.members}
+        opening = f", {panel.default_openings}-ply openings" if panel.default_openings else ""
+        out += [
+            f"**{board}** (panel `{panel.id}`; {panel.default_games} games against each of its "
+            f"{len(panel.members)} members{opening}, seed {panel.default_seed}):",
+            "",
+            "| agent | what it is | Elo | 95% interval | panel member at |",
+            "|---|---|---:|---|---:|",
+        ]
+        for card in cards:
+            rating, member = card["rating"], members.get(card["agent"])
+            at = f"{round(member.elo)} {_interval(vars(member))}" if member else "-"
+            out.append(
+                f"| `{short_name(card['agent'])}` | {describe(card['agent'], board)} | {round(rating['elo'])} | "
+                f"{_interval(rating)} | {at} |"
+            )
+        if not cards:
+            out.append("| (no cards yet) | | | | |")
+        out.append("")
+    return out
 
 
 def load_endgames_results() -> dict[str, Any]:
@@ -302,17 +372,18 @@ def agents_page() -> str:
     return head + ladder_section() + tail
 
 
-def play_missing(runs: Path, workers: int) -> None:
-    """Evaluate the shipped agents and the example models whose cards are missing, on every panel."""
+def play_missing(runs: Path, workers: int, panels: list[str] | None = None) -> None:
+    """Evaluate the shipped agents and the example models whose cards are missing, on every panel
+    (or on ``panels``, in that order)."""
     from carnac_env.evaluate import evaluate
 
     # the examples' agents are imported as `selfplay_ppo` and `sb3_maskable_ppo`, here and in the arena's workers
     sys.path.insert(0, str(EXAMPLES_DIR))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(EXAMPLES_DIR), os.environ.get("PYTHONPATH")]))
     os.chdir(DOCS.parent)  # the example models' paths are relative to the repository
-    for panel_id in panel_ids():
+    for panel_id in panels or panel_ids():
         panel = load_panel(panel_id, None)
-        for spec in SHIPPED + EXAMPLES.get(panel.board.name, []):
+        for spec in agents_for(panel):
             target = CARDS / panel_id / card_name(spec)
             if target.exists():
                 continue
@@ -328,10 +399,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--play", action="store_true", help="evaluate the agents whose cards are missing")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", default="leaderboard-runs", help="where --play keeps its evaluations")
+    parser.add_argument("--panels", default="", help="with --play: these panel ids only, in this order (a,b,...)")
     parser.add_argument("--endgames", action="store_true", help="measure the missing endgame error rates")
     args = parser.parse_args(argv)
     if args.play:
-        play_missing(Path(args.runs).resolve(), args.workers)
+        play_missing(Path(args.runs).resolve(), args.workers, [p for p in args.panels.split(",") if p])
     if args.endgames:
         play_endgames()
     write_text(PAGE, leaderboard_page())

@@ -285,7 +285,7 @@ def test_cli_prints_the_card(tiny_panel: Path, tmp_path: Path, capsys: pytest.Ca
 
 # --------------------------------------------------------------------------- shipped panels and docs
 def test_shipped_panels_load_and_reproduce_their_ratings() -> None:
-    assert "medium-v1" in panel_ids() and default_panel_id("medium") == "medium-v1"
+    assert "medium-v1" in panel_ids() and default_panel_id("medium") == "medium-v2"
     for panel_id in panel_ids():
         panel = load_panel(panel_id, None)
         data = json.loads((ROOT / "carnac_env" / "evaluate" / "panels" / f"{panel_id}.json").read_text())
@@ -322,12 +322,13 @@ def test_strength_ladder_in_agents_page_is_up_to_date() -> None:
 
 def test_ladder_covers_every_shipped_agent_and_example_model_on_every_panel() -> None:
     """Issue 11's ladder: random, greedy, mcts at two budgets, az with and without search, and
-    the PPO examples' models, each with a card on the panel of small and of medium."""
+    the PPO examples' models, each with a card on the panel of small and of medium; issue 29's
+    ladder above mcts: the shipped agents on the v2 panels."""
     script = _load_script("make_leaderboard")
-    for panel_id in ("small-v1", "medium-v1"):
-        board = load_panel(panel_id, None).board.name
+    for panel_id in ("small-v1", "medium-v1", "small-v2", "medium-v2", "petit_menec-v1"):
+        panel = load_panel(panel_id, None)
         have = {card["agent"] for card in script.load_cards(panel_id)}
-        missing = [s for s in script.SHIPPED + script.EXAMPLES[board] if s not in have]
+        missing = [s for s in script.agents_for(panel) if s not in have]
         assert not missing, f"no card on {panel_id} for {missing}; run `python docs/make_leaderboard.py --play`"
     for specs in script.EXAMPLES.values():
         for spec in specs:
@@ -357,6 +358,14 @@ def test_greedy_on_the_medium_panel_is_consistent_with_its_panel_rating(tmp_path
     greedy = next(m for m in panel.members if m.spec == "greedy")
     # 60 games per member (a few minutes), the panel's published seed
     card = evaluate(
-        "greedy", board="medium", games=60, seed=1, out=tmp_path / "g", workers=2, progress=False, echo=_quiet
+        "greedy",
+        board="medium",
+        panel="medium-v1",
+        games=60,
+        seed=1,
+        out=tmp_path / "g",
+        workers=2,
+        progress=False,
+        echo=_quiet,
     )
     assert card["rating"]["ci_low"] <= greedy.elo <= card["rating"]["ci_high"]

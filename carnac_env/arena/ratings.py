@@ -228,8 +228,10 @@ def plot_ratings(results: dict[str, Any], path: Path) -> bool:
     ratings = results["ratings"]
     order = sorted(results["agents"], key=lambda a: ratings[a]["elo"])
     elo = [ratings[a]["elo"] for a in order]
-    low = [ratings[a]["elo"] - ratings[a]["ci_low"] for a in order]
-    high = [ratings[a]["ci_high"] - ratings[a]["elo"] for a in order]
+    # a bootstrap interval need not contain the centred rating (an agent that lost every game
+    # sits at its floor in almost every refit): its bar then stops at the point
+    low = [max(0.0, ratings[a]["elo"] - ratings[a]["ci_low"]) for a in order]
+    high = [max(0.0, ratings[a]["ci_high"] - ratings[a]["elo"]) for a in order]
     fig, ax = plt.subplots(figsize=(6, 0.6 * len(order) + 1.2))
     ax.errorbar(elo, range(len(order)), xerr=[low, high], fmt="o", capsize=4)
     ax.set_yticks(range(len(order)), order)

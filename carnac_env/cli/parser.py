@@ -190,9 +190,10 @@ def _add_evaluate(sub: Any, boards: str) -> None:
     evaluate.add_argument(
         "--openings",
         type=int,
-        default=0,
+        default=None,
         metavar="K",
-        help="open every game with K seeded random plies, each opening once from each seat (default 0)",
+        help="open every game with K seeded random plies, each opening once from each seat "
+        "(default: the panel's, 0 for the v1 panels and 4 for v2)",
     )
     evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
     evaluate.add_argument(

@@ -53,7 +53,7 @@ def evaluate(
     echo: Callable[[str], None] = print,
     ray: str | None = None,
     trust_panel_code: bool = False,
-    openings: int = 0,
+    openings: int | None = None,
 ) -> dict[str, Any]:
     """Play ``agent`` against a reference panel (or resume doing so) and write ``out/card.json``.
 
@@ -83,8 +83,10 @@ def evaluate(
             (:func:`~carnac_env.evaluate.panel.load_panel`, docs/security.md).
         openings: open every game with this many seeded random plies (0: none), opening
             ``k // 2`` for game ``k`` against each member, so that an agent without random
-            choices meets each member in varied games. The panel's own ratings were measured
-            from the start of the game; the card says how many plies its games opened with.
+            choices meets each member in varied games. None: the panel's published default
+            (``defaults.openings``: 0 for the v1 panels, measured from the start of the game;
+            4 for the v2 panels, measured from 4-ply openings). The card says how many plies
+            its games opened with.
 
     Returns:
         The card (the contents of ``card.json``; see docs/evaluating.md).
@@ -102,7 +104,9 @@ def evaluate(
     chosen = load_panel(panel, board, trust_code=trust_panel_code)
     games = check_games(chosen.default_games if games is None else games)
     seed = check_seed(chosen.default_seed if seed is None else seed)
-    openings = _checks.whole("opening plies", openings, 0, MAX_OPENING_PLIES)
+    openings = _checks.whole(
+        "opening plies", chosen.default_openings if openings is None else openings, 0, MAX_OPENING_PLIES
+    )
     workers, bar_class = check_runner(workers, ray, progress)
     for member in chosen.members:
         make(member.spec)

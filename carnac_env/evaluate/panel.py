@@ -61,6 +61,9 @@ class Panel:
     default_games: int
     default_seed: int
     measured: dict[str, Any]
+    #: Random plies each evaluation game opens with by default (``defaults.openings``; 0 when
+    #: the file has none, as in the v1 panels, whose round robins started from the empty board).
+    default_openings: int = 0
 
     @property
     def id(self) -> str:
@@ -174,9 +177,9 @@ def parse_panel(data: dict[str, Any], path: Path, trust_code: bool = False) -> P
     specs = [m.spec for m in members]
     if anchor not in specs:
         raise _bad(path, f"the anchor {anchor!r} is not a member ({specs})")
-    games, seed = _parse_defaults(data, path)
+    games, seed, openings = _parse_defaults(data, path)
     measured = data.get("measured") if isinstance(data.get("measured"), dict) else {}
-    return Panel(name, version, board, anchor, tuple(members), games, seed, measured)
+    return Panel(name, version, board, anchor, tuple(members), games, seed, measured, openings)
 
 
 def _bad(path: Path, what: str) -> CarnacError:
@@ -260,7 +263,9 @@ def _parse_members(data: dict[str, Any], path: Path, trust_code: bool = False) -
     return members
 
 
-def _parse_defaults(data: dict[str, Any], path: Path) -> tuple[int, int]:
+def _parse_defaults(data: dict[str, Any], path: Path) -> tuple[int, int, int]:
+    from carnac_env.arena.openings import MAX_OPENING_PLIES
+
     defaults = data.get("defaults")
     if not isinstance(defaults, dict):
         raise _bad(path, "defaults must be an object with games and seed")
@@ -269,7 +274,10 @@ def _parse_defaults(data: dict[str, Any], path: Path) -> tuple[int, int]:
         raise _bad(path, f"defaults.games must be a whole number from 1, got {games!r}")
     if not _whole(seed, 0) or seed > _checks.MAX_SEED:
         raise _bad(path, f"defaults.seed must be a whole number in 0..2**63-1, got {seed!r}"[:500])
-    return games, seed
+    openings = defaults.get("openings", 0)
+    if not _whole(openings, 0) or openings > MAX_OPENING_PLIES:
+        raise _bad(path, f"defaults.openings must be a whole number in 0..{MAX_OPENING_PLIES}, got {openings!r}"[:500])
+    return games, seed, openings
 
 
 def build_panel(
@@ -286,7 +294,9 @@ def build_panel(
 
     The ratings are refitted from the arena's results with ``anchor`` pinned at 0
     (:func:`~carnac_env.arena.ratings.bradley_terry` with ``anchor``; same bootstrap seed as
-    the arena), so each interval is that member's gap to the anchor.
+    the arena), so each interval is that member's gap to the anchor. A round robin played
+    from ``--openings K`` openings gives the panel ``defaults.openings = K`` (and
+    ``measured.openings``), so that evaluations open their games the same way by default.
 
     Args:
         arena_dir: the output folder of ``carnac arena`` (``arena.json`` and ``results.json``).
@@ -308,6 +318,7 @@ def build_panel(
     if not isinstance(agents, list) or anchor not in agents:
         raise CarnacError(f"{arena_dir}: the anchor {anchor!r} is not one of the arena's agents {agents!r}")
     ratings = bradley_terry(agents, results["pairs"], seed=settings["seed"], anchor=anchor)
+    openings = settings.get("openings", 0)
     return {
         "format": PANEL_FORMAT,
         "name": name,
@@ -316,12 +327,13 @@ def build_panel(
         "rules": settings["rules"],
         "anchor": anchor,
         "members": [{"spec": a, **ratings[a]} for a in agents],
-        "defaults": {"games": games, "seed": seed},
+        "defaults": {"games": games, "seed": seed, **({"openings": openings} if openings else {})},
         "measured": {
             "command": command,
             "carnac_env": settings["carnac_env"],
             "games_per_pair": settings["games_per_pair"],
             "seed": settings["seed"],
+            **({"openings": openings} if openings else {}),
             "pairs": results["pairs"],
             "standings": results["standings"],
             "rating_method": results["rating_method"].replace("mean 0", f"{anchor} pinned at 0"),
