@@ -87,6 +87,18 @@ def test_board_is_immutable() -> None:
         board.rows = 3  # type: ignore[misc]
 
 
+def test_a_pickled_board_keeps_its_rules_and_read_only_arrays() -> None:
+    """As sent to an arena's worker processes: writeable arrays there would make numba compile
+    every engine function again instead of loading what the warm-up cached."""
+    import pickle
+
+    for board in (make_board("medium"), make_board("custom", rows=4, cols=5, megaliths=6, last_tilt=False)):
+        copy = pickle.loads(pickle.dumps(board))
+        assert copy == board and copy.rules() == board.rules() and copy.name == board.name
+        assert not any(array.flags.writeable for array in copy.arrays)
+        assert all((a == b).all() for a, b in zip(copy.arrays, board.arrays, strict=True))
+
+
 @pytest.mark.parametrize(
     ("rules", "fragment"),
     [

@@ -352,6 +352,36 @@ def test_warm_up_says_it_is_compiling_when_it_takes_a_while_and_how_long() -> No
     assert said == []
 
 
+def test_warm_up_plays_to_the_end_through_the_late_game_paths(monkeypatch) -> None:
+    """What compiled mid-arena before (tree reuse: a reused root restricted, a reused tree
+    compacted) is reached by the warm-up's games, which end; the budgets are cut for it."""
+    import carnac_env.agents.warmup as warmup
+    import carnac_env.search.search as search
+    from carnac_env.agents.base import options_of
+    from carnac_env.agents.mcts import MCTSAgent
+    from carnac_env.core.game import GameState
+
+    calls: dict[str, int] = {}
+    for name in ("restrict_root_edges", "compact"):
+        compiled = getattr(search, name)
+        monkeypatch.setattr(
+            search, name, lambda *a, _f=compiled, _n=name: calls.update({_n: calls.get(_n, 0) + 1}) or _f(*a)
+        )
+    ended: list[GameState] = []
+    apply = GameState.apply
+    monkeypatch.setattr(
+        GameState, "apply", lambda self, a: apply(self, a) or (ended.append(self) if self.is_over else None)
+    )
+    warmup.warm_up(["random", "greedy", "mcts"], make_board("medium"), say=None)
+    assert calls.get("restrict_root_edges", 0) > 0 and calls.get("compact", 0) > 0, calls
+    assert len(ended) == 3  # each agent's game reached its end
+    known = options_of(MCTSAgent)
+    small = warmup._small(known, {"sims": "400", "solve": "5", "seconds": "2"})
+    assert small == {"seconds": "0", "sims": "8", "playouts": "1", "solve": "2"}
+    assert warmup._small(known, {"sims": "3"})["sims"] == "3"
+    assert warmup._small(known, {})["solve"] == "0"  # off stays off
+
+
 def test_the_arena_compiles_before_its_bar_and_says_so_on_stderr(tmp_path: Path, monkeypatch, capsys) -> None:
     import carnac_env.arena.run as run
 

@@ -175,12 +175,17 @@ def test_tutorial_4_holds_the_selfplay_example_as_it_is() -> None:
 
 def _printed_paths_exist(output: str, cwd: Path) -> None:
     """Every file the arena's last lines name ("ratings plot: P", "games: P; results: P; ...")
-    is where the line says, from the folder the example ran in."""
-    named = []
+    and the training's "saved P, Q and R" line names is where the line says, from the folder
+    the example ran in."""
+    named, saved = [], []
     for line in output.splitlines():
         if line.startswith(("games: ", "ratings plot: ")):
             named += [part.split(": ", 1)[1].strip() for part in line.split("; ")]
+        elif line.startswith("saved "):
+            saved += line.removeprefix("saved ").split(" after ")[0].replace(" and ", ", ").split(", ")
     assert any(name.endswith("games.jsonl") for name in named), output[-3000:]
+    assert saved, output[-3000:]
+    named += saved
     for name in named:
         assert (cwd / name).is_file(), f"the example says {name}, but there is no such file in {cwd}"
 

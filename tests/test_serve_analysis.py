@@ -331,7 +331,7 @@ def test_the_agents_view_in_a_headless_browser(server):
         driver.find_elements(By.CSS_SELECTOR, "button.orientation")[0].click()
         wait.until(lambda d: d.find_element(By.ID, "place").is_enabled())
         driver.find_element(By.ID, "place").click()
-        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#moves li")) > before)
+        wait.until(lambda d, before=before: len(d.find_elements(By.CSS_SELECTOR, "#moves li")) > before)
         assert not driver.find_elements(By.CSS_SELECTOR, "#analysis rect.heat")
         wait.until(lambda d: d.find_element(By.ID, "thinking").get_attribute("hidden"))
         played = len(driver.find_elements(By.CSS_SELECTOR, "#moves li"))
@@ -340,6 +340,76 @@ def test_the_agents_view_in_a_headless_browser(server):
         points = driver.find_elements(By.CSS_SELECTOR, "#curve circle.point")
         assert len(points) == played + 1
         assert driver.find_elements(By.CSS_SELECTOR, "#mistakes li")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not errors, errors
+    finally:
+        driver.quit()
+
+
+@pytest.mark.slow  # the solver's first compile
+def test_the_solved_line_in_a_headless_browser(server):
+    """A whole petit_menec game played in the page (the first target, its first orientation,
+    Place; Decline when asked): a late position's evaluation names the solver's result, and the
+    review shows the line against perfect play."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_replay_html import _browser
+
+    from carnac_env.analysis import Analyst
+
+    # first here: the solver's first compile (in this process, the server's) is not in the page's wait
+    late = GameState("petit_menec")
+    while late.supply > 4:
+        late.apply(late.legal_actions()[0])
+    assert Analyst("petit_menec", sims=8).evaluate(late).verdict is not None
+    driver = _browser()
+    try:
+        wait = WebDriverWait(driver, 120, ignored_exceptions=(StaleElementReferenceException,))
+
+        def my_turn(d: Any) -> bool:  # the opponent has moved: a placement or an answer to give, or the end
+            if not d.find_element(By.ID, "thinking").get_attribute("hidden"):
+                return False
+            return bool(
+                d.find_elements(By.CSS_SELECTOR, "#targets rect.place")
+                or d.find_elements(By.CSS_SELECTOR, "#answer-buttons button.answer")
+                or d.find_element(By.ID, "result").is_displayed()
+            )
+
+        def supply() -> int:
+            game = driver.find_element(By.ID, "download").get_attribute("href").split("/")[-2]
+            return _state("petit_menec", server.wait(game))[0].supply
+
+        driver.get(server.url + "?board=petit_menec&opponent=random")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#opponent option"))
+        driver.find_element(By.ID, "start").click()
+        evaluated = False
+        for _ in range(200):  # plies; a game of 14 megaliths has at most 28 of them
+            wait.until(my_turn)
+            if driver.find_element(By.ID, "result").is_displayed():
+                break
+            if not evaluated and supply() <= 4:
+                driver.find_element(By.ID, "evaluate").click()
+                wait.until(lambda d: d.find_element(By.ID, "evaluation").is_displayed())
+                assert "solved: " in driver.find_element(By.ID, "agent-summary").text
+                evaluated = True
+            before = len(driver.find_elements(By.CSS_SELECTOR, "#moves li"))
+            declines = [
+                b for b in driver.find_elements(By.CSS_SELECTOR, "#answer-buttons button.answer") if b.text == "Decline"
+            ]
+            if declines:
+                declines[0].click()
+            else:
+                driver.find_elements(By.CSS_SELECTOR, "#targets rect.place")[0].click()
+                driver.find_elements(By.CSS_SELECTOR, "button.orientation")[0].click()
+                wait.until(lambda d: d.find_element(By.ID, "place").is_enabled())
+                driver.find_element(By.ID, "place").click()
+            wait.until(lambda d, before=before: len(d.find_elements(By.CSS_SELECTOR, "#moves li")) > before)
+        assert evaluated and driver.find_element(By.ID, "result").text.startswith("Game over")
+        driver.find_element(By.ID, "review").click()
+        wait.until(lambda d: d.find_element(By.ID, "review-box").is_displayed())
+        perfect = driver.find_element(By.ID, "perfect-play")
+        assert perfect.is_displayed() and perfect.text.startswith("Against perfect play (solved from position ")
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         assert not errors, errors
     finally:

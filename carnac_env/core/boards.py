@@ -115,6 +115,12 @@ class Board:
         object.__setattr__(self, "neighbours", neighbours)
         object.__setattr__(self, "arrays", arrays)
 
+    def __reduce__(self) -> tuple[type, tuple]:
+        # Pickled by its rules and rebuilt, so that a copy's arrays are read-only as well: a
+        # worker process that got writeable ones would compile every engine function again
+        # (numba types read-only and writeable arrays apart) instead of loading the cache.
+        return (Board, (self.name, self.rows, self.cols, self.megaliths, self.min_dolmen, self.last_tilt))
+
     @property
     def squares(self) -> int:
         """Number of squares, ``rows * cols``."""
