@@ -62,10 +62,30 @@ def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, A
     }
 
 
+#: The widest the printed table gets with agent names of usual length: wider, the columns of
+#: the win/draw/loss table are headed by each row's letter instead of the agent's name.
+TABLE_COLUMNS = 100
+
+
+def _letter(index: int) -> str:
+    """A, B, ..., Z, AA, AB, ...: the label of the ``index``-th agent in a narrow table."""
+    label = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        label = chr(ord("A") + rest) + label
+    return label
+
+
 def format_table(results: dict[str, Any]) -> str:
     """The win/draw/loss table (row agent's wins-draws-losses against each column agent)
     and the ratings, as text. Agent names are shown through
-    :func:`~carnac_env.render.ansi.printable` (a spec can hold control or bidi characters)."""
+    :func:`~carnac_env.render.ansi.printable` (a spec can hold control or bidi characters).
+
+    When the agents' names would make the table wider than :data:`TABLE_COLUMNS`, each row
+    starts with a letter and the columns are headed by those letters. The explanation of the
+    ratings is one line, followed by what an estimate at the edge of its interval means only
+    when some agent's estimate is at an edge."""
     from carnac_env.render.ansi import printable
 
     agents = results["agents"]
@@ -76,9 +96,22 @@ def format_table(results: dict[str, Any]) -> str:
         cell[(p["b"], p["a"])] = f"{p['wins_b']}-{p['draws']}-{p['wins_a']}"
     width = max(10, *(len(shown[a]) for a in agents)) + 2
     lines = ["wins-draws-losses of the row agent against the column agent:"]
-    lines.append("".ljust(width) + "".join(shown[a].rjust(width) for a in agents))
-    for a in agents:
-        lines.append(shown[a].ljust(width) + "".join(cell.get((a, b), "-").rjust(width) for b in agents))
+    if width * (len(agents) + 1) <= TABLE_COLUMNS:
+        lines.append("".ljust(width) + "".join(shown[a].rjust(width) for a in agents))
+        for a in agents:
+            lines.append(shown[a].ljust(width) + "".join(cell.get((a, b), "-").rjust(width) for b in agents))
+    else:
+        letters = {a: _letter(i) for i, a in enumerate(agents)}
+        tag = max(len(t) for t in letters.values()) + 2
+        column = max(9, *(len(c) for c in cell.values())) + 2
+        name = width - 2
+        lines.append("".ljust(tag) + "agent".ljust(name) + "".join(letters[a].rjust(column) for a in agents))
+        for a in agents:
+            lines.append(
+                letters[a].ljust(tag)
+                + shown[a].ljust(name)
+                + "".join(cell.get((a, b), "-").rjust(column) for b in agents)
+            )
     lines.append("")
     lines.append(
         "agent".ljust(width)
@@ -98,6 +131,9 @@ def format_table(results: dict[str, Any]) -> str:
         )
     lines.append("")
     lines.extend(READING)
+    ratings = results["ratings"]
+    if any(round(ratings[a]["elo"]) in (round(ratings[a]["ci_low"]), round(ratings[a]["ci_high"])) for a in agents):
+        lines.extend(AT_THE_EDGE)
     for r in results.get("repeated", []):
         lines.append(
             f"repeated games: {printable(r['a'])} vs {printable(r['b'])} played {r['distinct']} distinct games "
@@ -108,11 +144,14 @@ def format_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-#: How to read the ratings column, printed under every table.
+#: How to read the ratings column, printed under every table (docs/agents.md, "The arena").
 READING = (
-    "rating: Bradley-Terry strength on the Elo scale (400 points = 10:1 odds), mean 0 over the",
-    "agents of this table only: compare numbers within one table, not across runs. The 95% interval",
-    "comes from refits on games simulated from the fitted ratings; an estimate at the edge of its",
-    "interval (e.g. 284 [54, 284]) means the refits rarely went beyond it, as happens when an agent",
-    "won (or lost) nearly every game: more games against closer opponents tighten it.",
+    "rating: Bradley-Terry strength, Elo scale (400 points = 10:1 odds), mean 0 over this table's",
+    "agents: compare numbers within one table, not across runs (docs/agents.md, The arena).",
+)
+
+#: Printed under :data:`READING` when some agent's estimate sits at an edge of its interval.
+AT_THE_EDGE = (
+    "An estimate at the edge of its 95% interval (e.g. 284 [54, 284]): the refits rarely went",
+    "beyond it, as when an agent won or lost nearly every game; closer opponents tighten it.",
 )
