@@ -21,28 +21,22 @@ random choice.
 
 :func:`evaluate` and :func:`reference_action_values` are the definition, in Python on the rules
 core. What plays is their compiled form (:func:`action_values`, numba, on the batched engine's
-state: about 30x faster), which the ``mcts`` agent's root ranking and the trainer's bootstrap
-games also use; tests/test_agents.py checks that both give the same values, bit for bit, on
-random positions of every board.
+state, in :mod:`carnac_env.batch.lookahead`: about 30x faster), which the ``mcts`` agent's root
+ranking, its greedy playouts and the trainer's bootstrap games also use; tests/test_agents.py
+checks that both give the same values, bit for bit, on random positions of every board.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from carnac_env.agents.base import SeededAgent
 from carnac_env.agents.registry import register
 from carnac_env.batch import BatchGame
-from carnac_env.batch.rules import copy_rules_state, legal_actions, play_unobserved, winner_of
-from carnac_env.batch.scoring import group_into
+from carnac_env.batch.lookahead import DOLMEN, PARTIAL, WIN, action_values_slot
 from carnac_env.batch.state import new_state
-from carnac_env.core.game import EMPTY, OVER, RED, RESPOND, WHITE, GameState
+from carnac_env.core.game import OVER, RED, RESPOND, WHITE, GameState
 from carnac_env.core.scoring import groups
-
-DOLMEN = 100.0
-PARTIAL = 40.0
-WIN = 10_000.0
 
 
 def evaluate(state: GameState, player: int) -> float:
@@ -123,80 +117,6 @@ def reference_action_values(state: GameState) -> list[tuple[float, int]]:
             value = value_of(after)
         out.append((value, action))
     return out
-
-
-# ----------------------------------------------------------------------------- compiled
-_JIT = {"cache": True, "nogil": True}
-
-
-@njit(**_JIT)
-def _touches_empty(kinds, neighbours, members, size):  # pragma: no cover - compiled
-    """Whether any of the ``size`` squares ``members[:size]`` has an empty neighbour."""
-    for k in range(size):
-        square = members[k]
-        for d in range(4):
-            other = neighbours[square, d]
-            if other >= 0 and kinds[other] == EMPTY:
-                return True
-    return False
-
-
-@njit(**_JIT)
-def _evaluate_slot(st, i, player, seen, members):  # pragma: no cover - compiled
-    """:func:`evaluate` of game ``i`` of the kernel state ``st`` for ``player`` (the same sums,
-    in the same order: groups by their first square, Red's colour first). The groups come from
-    the compiled family's one flood fill, :func:`~carnac_env.batch.scoring.group_into`
-    (``seen`` ``(S,)`` bool and ``members`` ``(S + 1,)`` int32 are work space)."""
-    cells = st.cells[i]
-    kinds = st.kinds[i]
-    neighbours = st.neighbours
-    squares = cells.shape[0]
-    min_dolmen = st.min_dolmen
-    scale = max(min_dolmen - 1, 1)
-    total = 0.0
-    for colour in (RED, WHITE):
-        sign = 1.0 if colour == player + 1 else -1.0
-        for s in range(squares):
-            seen[s] = False
-        for start in range(squares):
-            if cells[start] != colour or seen[start]:
-                continue
-            size = group_into(cells, neighbours, start, seen, members)
-            if size >= min_dolmen:
-                total += sign * (DOLMEN + size)
-            elif _touches_empty(kinds, neighbours, members, size):
-                total += sign * (PARTIAL * (size / scale) ** 2)
-    winner = winner_of(st, i)  # NOT_OVER (-2) before the end
-    if winner >= 0:
-        total += WIN * (1.0 if winner == player else -1.0)
-    return total
-
-
-@njit(**_JIT)
-def action_values_slot(st, i, work, actions, values):  # pragma: no cover - compiled
-    """Greedy's value of every legal action of game ``i`` of ``st`` (the actions in increasing
-    order into ``actions``, their values into ``values``; returns how many). ``work`` is a
-    KernelState of two slots on the same board, used as scratch."""
-    player = st.to_act[i]
-    count = legal_actions(st, i, actions)
-    squares = st.cells.shape[1]
-    seen = np.zeros(squares, np.bool_)
-    stack = np.empty(squares + 1, np.int32)
-    replies = np.empty(5, np.int32)
-    for k in range(count):
-        copy_rules_state(st, i, work, 0)
-        play_unobserved(work, 0, actions[k])
-        if st.phase[i] != RESPOND and work.phase[0] == RESPOND:
-            answers = legal_actions(work, 0, replies)
-            worst = np.inf
-            for r in range(answers):
-                copy_rules_state(work, 0, work, 1)
-                play_unobserved(work, 1, replies[r])
-                worst = min(worst, _evaluate_slot(work, 1, player, seen, stack))
-            values[k] = worst
-        else:
-            values[k] = _evaluate_slot(work, 0, player, seen, stack)
-    return count
 
 
 class _Slots:

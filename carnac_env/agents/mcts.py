@@ -25,7 +25,13 @@ which ``carnac agents`` lists):
 * ``seconds``: a time budget per move instead (overrides ``sims``; not reproducible);
 * ``c``: the UCT exploration constant;
 * ``width``: search only the best ``width`` root actions by greedy's values (0: all);
-* ``playouts``: random playouts per new leaf;
+* ``playouts``: playouts per new leaf;
+* ``playout``: the playouts' moves: ``random`` (the default: uniformly random legal moves) or
+  ``greedy`` (the ``greedy`` agent's one-move lookahead, compiled:
+  :func:`carnac_env.batch.lookahead.greedy_action`, ties broken at random); a greedy playout
+  costs far more than a random one (docs/search.md);
+* ``epsilon``: with ``playout=greedy``, the chance of a uniformly random move instead of
+  greedy's at each move of a playout (0: greedy throughout);
 * ``reuse``: keep the tree between moves;
 * ``solve``: with at most this many megaliths left in the supply, play the exact solver's move
   (:mod:`carnac_env.agents.endgame`: under a node budget; the normal search when it gives up),
@@ -45,6 +51,7 @@ from carnac_env.agents.registry import register
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import PUCT, UCT, Mixed, Network, Playouts, Search
+from carnac_env.search.evaluators import PLAYOUT_POLICIES
 
 
 @register
@@ -64,7 +71,11 @@ class MCTSAgent(SeededAgent):
     )
     c: float = option(1.0, "UCT exploration constant", low=0.0)
     width: int = option(8, "search only the N best root actions by greedy's values; 0 all", low=0)
-    playouts: int = option(1, "random playouts per new leaf", low=1, high=10_000)
+    playouts: int = option(1, "playouts per new leaf", low=1, high=10_000)
+    playout: str = option(
+        "random", "the playouts' moves: random, or greedy's one-move lookahead", choices=PLAYOUT_POLICIES
+    )
+    epsilon: float = option(0.0, "with playout=greedy: the chance of a random move at each move", low=0.0, high=1.0)
     reuse: bool = option(True, "keep the tree between moves")
     solve: int = option(0, SOLVE_HELP, low=0, high=MAX_SOLVE)
     evaluator: Playouts | Network | Mixed | None = None
@@ -75,7 +86,12 @@ class MCTSAgent(SeededAgent):
         if self.rule is not None and not isinstance(self.rule, UCT | PUCT):
             raise CarnacError(f"mcts rule must be carnac_env.search.UCT or PUCT, got {type(self.rule).__name__}")
         if self.evaluator is None:
-            self.evaluator = Playouts(self.playouts)
+            if self.playout == "random" and self.epsilon:
+                raise CarnacError(
+                    f"mcts option epsilon={self.epsilon:g} is the share of random moves in greedy playouts; "
+                    "give playout=greedy with it, or leave epsilon at 0"
+                )
+            self.evaluator = Playouts(self.playouts, self.playout, self.epsilon)
         if self.rule is None:
             self.rule = UCT(self.c)
         self._search: Search | None = None

@@ -16,7 +16,8 @@ The built-in ones are fast cases of the same protocol:
   :class:`~carnac_env.models.PolicyValueNet`); its :meth:`~Network.evaluate` is the search's
   one call of the network.
 * :class:`Playouts`: compiled random playouts (the mean result of ``playouts`` games of
-  uniformly random legal moves) and uniform priors. Its values are computed inside the
+  uniformly random legal moves; or, with ``policy="greedy"``, of greedy's moves) and uniform
+  priors. Its values are computed inside the
   compiled loop (``batched`` is False), so a whole search over one tree is one call and no
   Python runs per simulation; :meth:`~Playouts.evaluate` gives the same kind of values from
   Python.
@@ -25,7 +26,8 @@ The built-in ones are fast cases of the same protocol:
 
 What the compiled loop reads of an evaluator is its :class:`EvaluatorParameters`: whether it
 is ``batched`` (``evaluate`` is called; else the leaves are valued in the loop), how many
-compiled ``playouts`` each leaf gets, and their mixing ``weight``.
+compiled ``playouts`` each leaf gets, their mixing ``weight``, and whether they are
+``greedy`` (with their ``epsilon``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import numpy as np
 
 from carnac_env import _checks
 from carnac_env.batch.engine import game_state
+from carnac_env.batch.lookahead import greedy_playout_value
 from carnac_env.batch.playouts import playout_value
 from carnac_env.batch.rng import seed_state
 from carnac_env.batch.state import KernelState, StateArrays, new_state
@@ -115,6 +118,10 @@ class EvaluatorParameters(NamedTuple):
     batched: bool
     playouts: int
     weight: float
+    #: The compiled playouts play greedy's moves (:mod:`carnac_env.batch.lookahead`), not random ones.
+    greedy: bool = False
+    #: With ``greedy``: the chance of a uniformly random move instead of greedy's, at each move.
+    epsilon: float = 0.0
 
 
 class Evaluator:
@@ -126,11 +133,16 @@ class Evaluator:
         playouts: compiled random playouts per leaf, mixed into the value (0: none).
         weight: the playouts' share of the value, ``(1 - weight) * evaluated + weight *
             playouts``, when ``playouts`` > 0.
+        policy: the compiled playouts' moves: ``"random"`` (uniform) or ``"greedy"``
+            (greedy's one-move lookahead, :mod:`carnac_env.batch.lookahead`).
+        epsilon: with ``"greedy"``, the chance of a uniformly random move at each move.
     """
 
     batched: bool = True
     playouts: int = 0
     weight: float = 0.0
+    policy: str = "random"
+    epsilon: float = 0.0
 
     def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
         """The logits ``(N, actions)`` (indexed by action number; only the legal ones are read)
@@ -145,30 +157,56 @@ def evaluator_parameters(evaluator: Any) -> EvaluatorParameters:
         bool(getattr(evaluator, "batched", Evaluator.batched)),
         int(getattr(evaluator, "playouts", Evaluator.playouts)),
         float(getattr(evaluator, "weight", Evaluator.weight)),
+        getattr(evaluator, "policy", Evaluator.policy) == "greedy",
+        float(getattr(evaluator, "epsilon", Evaluator.epsilon)),
     )
+
+
+#: The moves a :class:`Playouts` evaluator's playouts may play.
+PLAYOUT_POLICIES = ("random", "greedy")
 
 
 @dataclass(frozen=True)
 class Playouts(Evaluator):
-    """Random playouts, compiled; ``playouts`` per leaf (the value is their mean result), and
-    uniform priors. Valued inside the compiled loop."""
+    """Compiled playouts; ``playouts`` per leaf (the value is their mean result), and uniform
+    priors. Valued inside the compiled loop.
+
+    ``policy`` ``"random"`` (the default) plays uniformly random legal moves; ``"greedy"`` plays
+    greedy's move (its one-move lookahead, :func:`carnac_env.batch.lookahead.greedy_action`:
+    ties broken at random), or with probability ``epsilon`` at each move a random one. A greedy
+    playout costs far more than a random one (docs/search.md has the measurements)."""
 
     playouts: int = 1
+    policy: str = "random"
+    epsilon: float = 0.0
 
     batched = False
     weight = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "playouts", _checks.whole("playouts", self.playouts, 1, 10_000))
+        object.__setattr__(self, "policy", _checks.choice("playout policy", self.policy, PLAYOUT_POLICIES))
+        object.__setattr__(self, "epsilon", _checks.number("playout epsilon", self.epsilon, 0.0, 1.0))
+        if self.policy == "random" and self.epsilon:
+            raise CarnacError(
+                f"playout epsilon={self.epsilon:g} is the share of random moves in greedy playouts; "
+                "random playouts take none (give policy='greedy', or epsilon=0)"
+            )
 
     def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
-        """Uniform logits and the mean result of ``playouts`` random playouts from each leaf (the
+        """Uniform logits and the mean result of ``playouts`` playouts from each leaf (the
         same playouts as inside the loop, drawn from ``leaves.rng``)."""
-        work, _ = new_state(leaves.board, 1)
+        greedy = self.policy == "greedy"
+        work, _ = new_state(leaves.board, 3 if greedy else 1)
         x = seed_state(int(leaves.rng.integers(2**63)))
         values = np.zeros(len(leaves), np.float32)
         for k, slot in enumerate(leaves.slots):
-            values[k], x = playout_value(leaves.kernel, int(slot), work, 0, self.playouts, x)
+            if greedy:
+                values[k], x = greedy_playout_value(
+                    leaves.kernel, int(slot), work, 0, 1, self.playouts, self.epsilon, x
+                )
+            else:
+                values[k], x = playout_value(leaves.kernel, int(slot), work, 0, self.playouts, x)
             x = np.uint64(x)
         return np.zeros((len(leaves), leaves.board.num_actions), np.float32), values
 
@@ -217,6 +255,7 @@ def check_evaluator(evaluator: Any) -> EvaluatorParameters:
     parameters = evaluator_parameters(evaluator)
     _checks.whole("evaluator playouts", parameters.playouts, 0, 10_000)
     _checks.number("evaluator weight", parameters.weight, 0.0, 1.0)
+    _checks.number("evaluator epsilon", parameters.epsilon, 0.0, 1.0)
     if not parameters.batched and parameters.playouts == 0:
         raise CarnacError("an evaluator that is not batched must value its leaves by compiled playouts (playouts >= 1)")
     return parameters

@@ -195,7 +195,8 @@ class Search:
         self._new_trees(nodes=64, edges=64 * min(self.num_actions, 64))
         self.base, self._base_arrays = new_state(self.board, self.trees)
         self.scratch, self._scratch_arrays = new_state(self.board, self.trees * self.lanes)
-        self.work, _ = new_state(self.board, self.trees)
+        # a playout slot per tree; greedy playouts add two lookahead slots per tree after them
+        self.work, _ = new_state(self.board, self.trees * (3 if self._evaluator_parameters.greedy else 1))
         for kernel in (self.base, self.scratch, self.work):
             reset_all(kernel)
         squares = self.board.squares

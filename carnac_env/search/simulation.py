@@ -12,7 +12,9 @@ tree's round. What happens at the leaf depends on the evaluator's
 :class:`~carnac_env.search.evaluators.EvaluatorParameters`:
 
 * ``playouts`` > 0: compiled random playouts value it at once
-  (:func:`~carnac_env.batch.playouts.playout_value`);
+  (:func:`~carnac_env.batch.playouts.playout_value`; with ``greedy``, playouts of greedy's
+  moves, :func:`~carnac_env.batch.lookahead.greedy_playout_value`, whose lookahead plays in
+  ``work``'s slots after the trees' own);
 * not ``batched`` (:class:`~carnac_env.search.Playouts`): that value is backed up at once, and
   the scratch slot is played unobserved (its views are never read);
 * ``batched`` (any evaluator with ``evaluate``): the leaf waits; its observation and legal mask
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from carnac_env.batch import lookahead as _lookahead
 from carnac_env.batch import playouts as _playouts
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import views as _views
@@ -148,7 +151,13 @@ def simulate(
         return COLLIDED
     where = t * tree.leaf.shape[1] + lane
     if evaluator.playouts > 0:
-        value, x = _playouts.playout_value(scratch, where, work, t, evaluator.playouts, tree.rng[t])
+        if evaluator.greedy:  # the lookahead's scratch: work slots trees + 2t and trees + 2t + 1
+            trees = tree.root.shape[0]
+            value, x = _lookahead.greedy_playout_value(
+                scratch, where, work, t, trees + 2 * t, evaluator.playouts, evaluator.epsilon, tree.rng[t]
+            )
+        else:
+            value, x = _playouts.playout_value(scratch, where, work, t, evaluator.playouts, tree.rng[t])
         tree.rng[t] = x
         tree.value[t, leaf] = value
         if not batched:

@@ -1,0 +1,181 @@
+"""Greedy's one-move lookahead, compiled, on the batched engine's state; and greedy playouts.
+
+The evaluation is the ``greedy`` agent's (:mod:`carnac_env.agents.greedy` holds its
+definition in Python and the agent): the sum of the player's colour groups' worth minus the
+opponent's, a dolmen worth ``DOLMEN + size``, a smaller group touching an empty square
+``PARTIAL * (size / (min_dolmen - 1)) ** 2``, a finished game ``WIN`` times the result on top.
+A placement is worth the least of the positions after the opponent's legal replies (tilts and
+decline); a response is worth the position after it.
+
+* :func:`action_values_slot`: greedy's value of every legal action of a slot (the agent, the
+  ``mcts`` agent's root ranking and the trainer's bootstrap games use it).
+* :func:`greedy_action`: the best of them, ties broken by a SplitMix64 draw; with probability
+  ``epsilon`` a uniformly random legal move instead (:func:`~carnac_env.batch.playouts.random_action`).
+* :func:`greedy_playout_value`: the mean result of playouts of such moves (the search's
+  ``Playouts(policy="greedy")`` evaluator).
+
+It lives here, below the search, so that the compiled search can play greedy playouts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from carnac_env.batch.playouts import random_action
+from carnac_env.batch.rng import splitmix
+from carnac_env.batch.rules import copy_rules_state, legal_actions, play_unobserved, value_for, winner_of
+from carnac_env.batch.scoring import group_into, winner_into
+from carnac_env.core.game import EMPTY, OVER, RED, RESPOND, WHITE
+
+__all__ = ["DOLMEN", "PARTIAL", "WIN", "action_values_slot", "greedy_action", "greedy_playout_value"]
+
+DOLMEN = 100.0
+PARTIAL = 40.0
+WIN = 10_000.0
+#: Values within this of the best are ties.
+TIE = 1e-9
+
+_JIT = {"cache": True, "nogil": True}
+
+
+@njit(**_JIT)
+def _touches_empty(kinds, neighbours, members, size):  # pragma: no cover - compiled
+    """Whether any of the ``size`` squares ``members[:size]`` has an empty neighbour."""
+    for k in range(size):
+        square = members[k]
+        for d in range(4):
+            other = neighbours[square, d]
+            if other >= 0 and kinds[other] == EMPTY:
+                return True
+    return False
+
+
+@njit(**_JIT)
+def evaluate_slot(st, i, player, seen, members):  # pragma: no cover - compiled
+    """Greedy's static evaluation of game ``i`` of the kernel state ``st`` for ``player`` (the
+    same sums, in the same order, as :func:`carnac_env.agents.greedy.evaluate`: groups by their
+    first square, Red's colour first). The groups come from the compiled family's one flood
+    fill, :func:`~carnac_env.batch.scoring.group_into` (``seen`` ``(S,)`` bool and ``members``
+    ``(S + 1,)`` int32 are work space)."""
+    cells = st.cells[i]
+    kinds = st.kinds[i]
+    neighbours = st.neighbours
+    squares = cells.shape[0]
+    min_dolmen = st.min_dolmen
+    scale = max(min_dolmen - 1, 1)
+    total = 0.0
+    for colour in (RED, WHITE):
+        sign = 1.0 if colour == player + 1 else -1.0
+        for s in range(squares):
+            seen[s] = False
+        for start in range(squares):
+            if cells[start] != colour or seen[start]:
+                continue
+            size = group_into(cells, neighbours, start, seen, members)
+            if size >= min_dolmen:
+                total += sign * (DOLMEN + size)
+            elif _touches_empty(kinds, neighbours, members, size):
+                total += sign * (PARTIAL * (size / scale) ** 2)
+    winner = winner_of(st, i)  # NOT_OVER (-2) before the end
+    if winner >= 0:
+        total += WIN * (1.0 if winner == player else -1.0)
+    return total
+
+
+@njit(**_JIT)
+def action_values_into(st, i, work, w, actions, values, seen, stack, replies):  # pragma: no cover - compiled
+    """Greedy's value of every legal action of game ``i`` of ``st`` (the actions in increasing
+    order into ``actions``, their values into ``values``; returns how many), using slots ``w``
+    and ``w + 1`` of ``work`` (a KernelState on the same board) as scratch; ``seen`` ``(S,)``
+    bool, ``stack`` ``(S + 1,)`` int32 and ``replies`` ``(5,)`` int32 are work space."""
+    player = st.to_act[i]
+    count = legal_actions(st, i, actions)
+    responding = st.phase[i] == RESPOND
+    for k in range(count):
+        copy_rules_state(st, i, work, w)
+        play_unobserved(work, w, actions[k])
+        if not responding and work.phase[w] == RESPOND:
+            answers = legal_actions(work, w, replies)
+            worst = np.inf
+            for r in range(answers):
+                copy_rules_state(work, w, work, w + 1)
+                play_unobserved(work, w + 1, replies[r])
+                worst = min(worst, evaluate_slot(work, w + 1, player, seen, stack))
+            values[k] = worst
+        else:
+            values[k] = evaluate_slot(work, w, player, seen, stack)
+    return count
+
+
+@njit(**_JIT)
+def action_values_slot(st, i, work, actions, values):  # pragma: no cover - compiled
+    """:func:`action_values_into` with slots 0 and 1 of ``work`` and work space of its own."""
+    squares = st.cells.shape[1]
+    seen = np.zeros(squares, np.bool_)
+    stack = np.empty(squares + 1, np.int32)
+    replies = np.empty(5, np.int32)
+    return action_values_into(st, i, work, 0, actions, values, seen, stack, replies)
+
+
+@njit(**_JIT)
+def greedy_action(st, i, work, w, epsilon, x, actions, values, seen, stack, replies):  # pragma: no cover - compiled
+    """Greedy's move in game ``i`` of ``st`` and the generator's next state: the best action by
+    :func:`action_values_into` (scratch slots ``w``, ``w + 1`` of ``work``), a uniform draw
+    among those within :data:`TIE` of the best; with ``epsilon`` > 0, first a draw that plays
+    :func:`~carnac_env.batch.playouts.random_action` instead with probability ``epsilon``."""
+    x = np.uint64(x)
+    if epsilon > 0.0:
+        x, u = splitmix(x)
+        if u < epsilon:
+            return random_action(st, i, x)
+    count = action_values_into(st, i, work, w, actions, values, seen, stack, replies)
+    best = -np.inf
+    for k in range(count):
+        best = max(best, values[k])
+    ties = 0
+    for k in range(count):
+        if values[k] >= best - TIE:
+            ties += 1
+    x, u = splitmix(x)
+    rank = int(u * ties)
+    for k in range(count):
+        if values[k] >= best - TIE:
+            if rank == 0:
+                return x, actions[k]
+            rank -= 1
+    return x, actions[count - 1]  # not reached
+
+
+@njit(**_JIT)
+def greedy_playout(st, i, work, w, epsilon, x, actions, values, seen, stack, replies):  # pragma: no cover
+    """Play game ``i`` of ``st`` to the end with :func:`greedy_action` (changing it, unobserved);
+    the winner (0, 1, -1 a draw) and the generator's next state."""
+    x = np.uint64(x)
+    over = st.phase[i] == OVER
+    while not over:
+        x, action = greedy_action(st, i, work, w, epsilon, x, actions, values, seen, stack, replies)
+        over = play_unobserved(st, i, action)
+    return winner_into(st.cells[i], st.neighbours, st.min_dolmen, st.seen, st.stack, st.balance), x
+
+
+@njit(**_JIT)
+def greedy_playout_value(st, i, work, j, w, playouts, epsilon, x):  # pragma: no cover - compiled
+    """The mean result, for the player to act in game ``i`` of ``st``, of ``playouts`` greedy
+    playouts (:func:`greedy_playout`; each played in slot ``j`` of ``work``, with slots ``w`` and
+    ``w + 1`` of ``work`` as the lookahead's scratch; ``st`` is left as it was), and the
+    generator's next state."""
+    x = np.uint64(x)
+    player = st.to_act[i]
+    squares = st.cells.shape[1]
+    actions = np.empty(4 * squares + 5, np.int32)
+    values = np.empty(4 * squares + 5, np.float64)
+    seen = np.zeros(squares, np.bool_)
+    stack = np.empty(squares + 1, np.int32)
+    replies = np.empty(5, np.int32)
+    total = 0.0
+    for _ in range(playouts):
+        copy_rules_state(st, i, work, j)
+        winner, x = greedy_playout(work, j, work, w, epsilon, x, actions, values, seen, stack, replies)
+        total += value_for(winner, player)
+    return total / playouts, x
