@@ -86,11 +86,6 @@ class MCTSAgent(SeededAgent):
         if self.rule is not None and not isinstance(self.rule, UCT | PUCT):
             raise CarnacError(f"mcts rule must be carnac_env.search.UCT or PUCT, got {type(self.rule).__name__}")
         if self.evaluator is None:
-            if self.playout == "random" and self.epsilon:
-                raise CarnacError(
-                    f"mcts option epsilon={self.epsilon:g} is the share of random moves in greedy playouts; "
-                    "give playout=greedy with it, or leave epsilon at 0"
-                )
             self.evaluator = Playouts(self.playouts, self.playout, self.epsilon)
         if self.rule is None:
             self.rule = UCT(self.c)

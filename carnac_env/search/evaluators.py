@@ -189,8 +189,8 @@ class Playouts(Evaluator):
         object.__setattr__(self, "epsilon", _checks.number("playout epsilon", self.epsilon, 0.0, 1.0))
         if self.policy == "random" and self.epsilon:
             raise CarnacError(
-                f"playout epsilon={self.epsilon:g} is the share of random moves in greedy playouts; "
-                "random playouts take none (give policy='greedy', or epsilon=0)"
+                f"playout epsilon={self.epsilon:g} is the share of random moves in greedy playouts; random "
+                "playouts take none: give policy='greedy' (the mcts option playout=greedy), or epsilon=0"
             )
 
     def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
