@@ -31,6 +31,7 @@ from carnac_env._files import write_text
 from carnac_env.agents import make
 from carnac_env.evaluate import load_panel, panel_ids
 from carnac_env.evaluate.endgames import ENDGAME_FORMAT, endgame_set_ids
+from carnac_env.evaluate.panel import default_panel_id
 
 DOCS = Path(__file__).resolve().parent
 CARDS = DOCS / "cards"
@@ -209,10 +210,7 @@ def leaderboard_page() -> str:
 def ladder_summary(panels: list[Any]) -> list[str]:
     """The leaderboard's first section: per board, the cards on its newest panel (the one
     ``carnac evaluate`` uses by default), strongest first, with their 95% intervals."""
-    newest: dict[str, Any] = {}
-    for panel in panels:
-        if panel.board.name not in newest or panel.version > newest[panel.board.name].version:
-            newest[panel.board.name] = panel
+    newest = {panel.board.name: panel for panel in panels if panel.id == default_panel_id(panel.board.name)}
     out = [
         "## The ladder per board",
         "",
