@@ -63,7 +63,12 @@ def main(dist: Path) -> int:
             f"the {kind} carries every file of carnac_env ({len(expected)}){': missing ' if missing else ''}"
             f"{', '.join(missing[:5])}",
         )
-        for must in ("carnac_env/py.typed", "carnac_env/models/small.npz", "carnac_env/evaluate/panels/small-v1.json"):
+        for must in (
+            "carnac_env/py.typed",
+            "carnac_env/models/general.npz",
+            "carnac_env/models/specialists/small.npz",
+            "carnac_env/evaluate/panels/small-v1.json",
+        ):
             check(must in files, f"the {kind} carries {must}")
         check(
             not any(name.startswith(("examples/", "tests/", "docs/", ".ci/")) for name in files),

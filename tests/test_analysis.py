@@ -210,7 +210,7 @@ def test_any_network_and_the_default_models_name():
     view = analyse(GameState("medium"), net, sims=0)  # a network made for another board still reads it
     assert view.model == "small.npz" and len(view.moves) == GameState("medium").board.num_actions - 5
     assert analyse(GameState("medium"), "small", sims=0).model == "small"
-    assert default_model(GameState("petit_menec").board)[1] == "petit_menec"
+    assert default_model(GameState("petit_menec").board)[1] == "general"
 
 
 def test_default_model_reads_either_answer_of_model_for(monkeypatch):
@@ -397,7 +397,7 @@ def test_the_command_writes_the_replay_and_the_curve(tmp_path):
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("Red's expected score (value head of petit_menec)")
+    assert done.stdout.startswith("Red's expected score (value head of general)")
     assert 'id="analysis-data"' in (tmp_path / "game.html").read_text(encoding="utf-8")
     assert (tmp_path / "curve.svg").read_text().startswith("<svg") and (tmp_path / "curve.png").stat().st_size
     bad = subprocess.run(

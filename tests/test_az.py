@@ -20,7 +20,16 @@ from carnac_env.core.boards import BOARDS, make_board
 from carnac_env.core.game import OVER, RESPOND, GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
-from carnac_env.models import GENERAL_MODEL, MODELS_DIR, PolicyValueNet, load, parameter_shapes, save, shipped_models
+from carnac_env.models import (
+    GENERAL_MODEL,
+    MODELS_DIR,
+    PolicyValueNet,
+    load,
+    parameter_shapes,
+    save,
+    shipped_models,
+    specialists,
+)
 from carnac_env.search import Network, Search
 
 
@@ -276,13 +285,16 @@ def test_the_general_model_ships_with_its_card():
     instead of skipping."""
     shipped = shipped_models()
     assert GENERAL_MODEL in shipped, f"missing the general model; shipped: {sorted(shipped)}"
-    cards = {path.stem for path in MODELS_DIR.glob("*.json")}
-    assert cards == set(shipped), f"a model without its card, or a card without its model: {cards ^ set(shipped)}"
+    for folder in (MODELS_DIR, MODELS_DIR / "specialists", MODELS_DIR / "generations"):
+        cards = {path.stem for path in folder.glob("*.json")}
+        models = {path.stem for path in folder.glob("*.npz")}
+        assert models, f"no model in {folder}"
+        assert cards == models, f"a model without its card, or a card without its model: {cards ^ models}"
 
 
-@pytest.mark.parametrize("name", sorted({GENERAL_MODEL} | set(shipped_models())))
+@pytest.mark.parametrize("name", sorted({GENERAL_MODEL} | set(shipped_models()) | set(specialists())))
 def test_shipped_models_load_and_play(name):
-    path = shipped_models()[name]
+    path = {**shipped_models(), **specialists()}[name]
     net = load(path)
     assert net.board_name == name
     assert path.stat().st_size < 5_000_000

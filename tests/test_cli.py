@@ -157,10 +157,17 @@ def test_agents_lists_every_registered_agent_with_its_options() -> None:
             assert f"{key}={known.text(known.default)}" in out, (name, key)
     # What az plays: every shipped model, and which model plays each board (never one trained elsewhere).
     from carnac_env.core.boards import BOARDS, make_board
-    from carnac_env.models import default_model
+    from carnac_env.models import default_model, generations, specialists
 
     for model in shipped_models():
         assert f"  {model} " in out and f"{model}.npz" in out
+    # the specialists and the generations are listed, by the name that plays them, apart from the defaults
+    assert specialists() and generations()
+    for model in specialists():
+        assert f"  {model} " in out and f"specialists/{model}.npz" in out
+    for model in generations():
+        assert f"  {model} " in out and f"generations/{model}.npz" in out
+    assert out.index("play by default") < out.index("one-board specialists") < out.index("frozen generations")
     said = " ".join(out.split())
     for board in BOARDS:
         assert f"{board}" in said and default_model(make_board(board)) in said

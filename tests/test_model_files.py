@@ -24,12 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, load, save, shipped_models
+from carnac_env.models import PolicyValueNet, generations, load, save, shipped_models, specialists
 from carnac_env.models.files import MAX_HEADER_BYTES, MAX_MEMBERS
 
 #: The most a refusal may allocate (the real models are 250 KB; the hostile files claim GBs).
 PEAK_BYTES = 8 * 1024 * 1024
-SMALL = shipped_models()["small"]
+SMALL = specialists()["small"]
+#: Every model file in the package: the defaults, the specialists and the frozen generations.
+ALL_SHIPPED = {**shipped_models(), **specialists(), **generations()}
 
 
 # ---------------------------------------------------------------- building files
@@ -123,9 +125,9 @@ def refused(path: Path, *words: str) -> str:
 
 
 # ---------------------------------------------------------------- the shipped models
-@pytest.mark.parametrize("name", sorted(shipped_models()))
+@pytest.mark.parametrize("name", sorted(ALL_SHIPPED))
 def test_shipped_models_round_trip(tmp_path, name):
-    net = load(shipped_models()[name])
+    net = load(ALL_SHIPPED[name])
     save(net, tmp_path / "again.npz")
     again = load(tmp_path / "again.npz")
     assert again.header == net.header

@@ -22,7 +22,7 @@ from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import AWAITING, NUM_PLANES, SUPPLY, observation_planes
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, blas_single_thread, load, parameter_shapes, shipped_models
+from carnac_env.models import PolicyValueNet, blas_single_thread, load, parameter_shapes, shipped_models, specialists
 from carnac_env.models.network import rules_vector
 
 TOLERANCE = 1e-5
@@ -140,7 +140,7 @@ def relative(logits: np.ndarray) -> float:
 
 @pytest.fixture(scope="module")
 def shipped() -> dict[str, PolicyValueNet]:
-    return {name: load(path) for name, path in shipped_models().items()}
+    return {name: load(path) for name, path in {**shipped_models(), **specialists()}.items()}
 
 
 # ---------------------------------------------------------------- the definition holds

@@ -68,7 +68,7 @@ def test_each_board_says_which_analysis_it_offers(server):
     status, options = server.call("api/options")
     assert status == 200
     offers = {b["name"]: b["analysis"] for b in options["boards"]}
-    assert offers["petit_menec"] == {"sims": 200, "solve": 7, "model": "petit_menec"}
+    assert offers["petit_menec"] == {"sims": 200, "solve": 7, "model": "general"}
     assert offers["small"]["sims"] == 200 and offers["le_menec"]["model"]
 
 

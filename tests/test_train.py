@@ -493,7 +493,7 @@ def test_workers_and_the_cli_never_import_ray_or_torch_unasked(tmp_path):
         "from carnac_env.core.boards import make_board\n"
         "from carnac_env.train.selfplay import Shard, timed_shard\n"
         "import carnac_env.train.workers\n"
-        "net = load('carnac_env/models/petit_menec.npz')\n"
+        "net = load('carnac_env/models/specialists/petit_menec.npz')\n"
         "samples, stats, cpu = timed_shard(make_board('petit_menec'), Shard('selfplay', 2, 5, sims=2), net)\n"
         "assert stats['games'] == 2 and len(samples) == stats['positions']\n"
         "assert 'torch' not in sys.modules and 'ray' not in sys.modules, 'torch or ray imported'\n"

@@ -29,11 +29,12 @@ Options (spec ``az:sims=200:c=1.5:model=PATH``; their defaults are those declare
   and run the search with MCTS-Solver propagation (``Search(solver=True)``); 0 (the default)
   is off and changes nothing;
 * ``model``: a model file (``.npz``, :func:`carnac_env.models.save`) or the name of a shipped
-  model (``general``, or a board's specialist such as ``small``); by default
-  :func:`~carnac_env.models.default_model`: the board's own specialist where one is shipped and
-  trained under the game's rules, else the general model, which reads the board's rules as
-  inputs and plays every board. A model trained under other rules is never used: given with
-  ``model=``, it is refused with a :class:`~carnac_env.errors.CarnacError`.
+  model (``general``, a generation such as ``general-g1``, or a one-board specialist such as
+  ``small``); by default :func:`~carnac_env.models.default_model`: the general model, which
+  reads the board's rules as inputs and plays every board (a board's specialist would be the
+  default only where it is measurably stronger; none is today). A model trained under other
+  rules is never used: given with ``model=``, it is refused with a
+  :class:`~carnac_env.errors.CarnacError`.
 
 The agent uses no random numbers: the same position gives the same move.
 """
@@ -88,7 +89,7 @@ class AZAgent(SeededAgent):
     considered: int = option(16, "gumbel: root actions sequential halving starts from", low=1, high=4096)
     lanes: int = option(8, "leaves evaluated per network call (virtual losses keep them apart)", low=1, high=256)
     model: str = option(
-        "", "a .npz file from carnac train or a shipped model's name; default: the board's specialist, else general"
+        "", "a .npz file from carnac train or a shipped model's name (general, general-g1, small...); default: general"
     )
     solve: int = option(0, SOLVE_HELP, low=0, high=MAX_SOLVE)
 

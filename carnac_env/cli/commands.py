@@ -8,6 +8,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 
 __all__ = ["cmd_agents", "cmd_arena", "cmd_evaluate", "cmd_serve", "cmd_train"]
 
@@ -33,34 +34,47 @@ def cmd_agents(args: argparse.Namespace) -> int:
 
 
 def _az_models_text(width: int) -> str:
-    """The models shipped for the az agent: each one's board, size and training games, and which
-    model plays each board (its own specialist, or the general model)."""
-    import json
-
+    """The models shipped for the az agent: each one's file, size and training games (the
+    default ones, the one-board specialists played by name, the frozen generations), and which
+    model plays each board by default."""
     from carnac_env.core.boards import BOARDS
-    from carnac_env.models import default_model, shipped_models
+    from carnac_env.models import MODELS_DIR, default_model, generations, shipped_models, specialists
 
-    shipped = shipped_models()
     lines = ["Models shipped for az (az:model=NAME, or a .npz file from carnac train):"]
-    for name, path in shipped.items():
-        try:
-            card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            card = {}
-        shape = card.get("architecture") or {}
-        facts = []
-        if shape:
-            facts.append(f"{shape.get('blocks', '?')} residual blocks of {shape.get('channels', '?')} channels")
-        if card.get("games"):
-            facts.append(f"trained on {card['games']} games")
-        lines.append(f"  {name:12} {path.name}" + (f": {', '.join(facts)}" if facts else ""))
+    groups = (
+        ("play by default", shipped_models()),
+        ("one-board specialists, by name only (no stronger than general on their boards)", specialists()),
+        ("frozen generations of general (the reference panels name them)", generations()),
+    )
+    for title, models in groups:
+        if models:
+            lines.append(f" {title}:")
+            lines.extend(f"  {name:12} {_model_facts(path, MODELS_DIR)}" for name, path in models.items())
     by_model: dict[str, list[str]] = {}
     for name, board in BOARDS.items():
         by_model.setdefault(default_model(board) or "no model (pass az:model=PATH)", []).append(name)
     said = "; ".join(f"{', '.join(boards)}: {model}" for model, boards in by_model.items())
     lines.extend(textwrap.wrap(f"By default az plays {said}; custom boards: {default_model_custom()}.", width))
-    lines.append("The model cards (how each was trained, what it reaches): carnac_env/models/*.json, docs/training.md.")
+    cards = "The model cards (how each was trained, what it reaches): the .json beside each file in carnac_env/models"
+    lines.extend(textwrap.wrap(f"{cards}; docs/training.md.", width))
     return "\n".join(lines)
+
+
+def _model_facts(path: Path, root: Path) -> str:
+    """A shipped model's file (relative to ``root``) with its card's size and training games."""
+    import json
+
+    try:
+        card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        card = {}
+    shape = card.get("architecture") or {}
+    facts = []
+    if shape:
+        facts.append(f"{shape.get('blocks', '?')} residual blocks of {shape.get('channels', '?')} channels")
+    if card.get("games"):
+        facts.append(f"trained on {card['games']} games")
+    return path.relative_to(root).as_posix() + (f": {', '.join(facts)}" if facts else "")
 
 
 def default_model_custom() -> str:
