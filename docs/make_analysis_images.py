@@ -63,7 +63,7 @@ def tutorial_game() -> list[int]:
 
 def tutorial_7_wrong() -> GameState:
     """Tutorial 7's second position: of the unfinished positions with at most 6 megaliths left
-    in 40 games of the small policy against itself (seed 0), the one where the value head is
+    in 40 games of small's default policy against itself (seed 0), the one where the value head is
     most confident of the side that loses with perfect play."""
     from carnac_env.solve import solve
 

@@ -55,3 +55,21 @@ def test_the_report_table_reads_each_pair_and_shows_a_dash_for_one_not_played(tm
     assert rows["large"] == "| large | 38-0-2 (95, 83-99%) | - | - | - |"
     assert rows["small"] == "| small | - | - | - | - |"
     assert report.main([str(tmp_path / "missing")]) == 2
+
+
+def test_the_cpu_table_sums_each_boards_self_play_and_leaves_the_rest_to_the_learner(tmp_path):
+    cpu = load_script("docs/general_cpu.py")
+    (tmp_path / "config.json").write_text(
+        json.dumps({"board": "general", "mix": "small:1,large:3", "games_per_board": 16})
+    )
+    header = "iteration,games,selfplay_cpu@small,selfplay_cpu@large,cpu_seconds\n"
+    # 2 iterations of 4 groups: the schedule gives large 3 groups in 4, small 1
+    (tmp_path / "curve.csv").write_text(header + "1,64,360,3600,5400\n2,128,,7200,14400\n")
+    rows = {line.split(" | ")[0].strip("| *"): line for line in cpu.table(tmp_path / "curve.csv").splitlines()[2:]}
+    assert rows["small"] == "| small | 32 | 0.10 | 2% |"
+    assert rows["large"] == "| large | 96 | 3.00 | 75% |"
+    assert (
+        rows["the learner (gradient steps, evaluations)"]
+        == "| the learner (gradient steps, evaluations) | | 0.90 | 22% |"
+    )
+    assert rows["all"] == "| **all** | 128 | **4.00** | 100% |"
