@@ -41,6 +41,8 @@ The agent uses no random numbers: the same position gives the same move.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from carnac_env.agents.base import SeededAgent, option
@@ -55,6 +57,7 @@ from carnac_env.search import PUCT, Gumbel, Network, Search
 __all__ = ["AZAgent", "check_board"]
 
 RULES = ("puct", "gumbel")
+BACKENDS = ("numpy", "onnx", "onnx-int8")
 
 
 def check_board(net: PolicyValueNet, state: GameState) -> None:
@@ -92,11 +95,19 @@ class AZAgent(SeededAgent):
         "", "a .npz file from carnac train or a shipped model's name (general, general-g1, small...); default: general"
     )
     solve: int = option(0, SOLVE_HELP, low=0, high=MAX_SOLVE)
+    backend: str = option(
+        "numpy", "network inference: numpy, or onnxruntime (the onnx extra) in float32 (onnx) or int8", choices=BACKENDS
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self._net: PolicyValueNet | None = cached(model_path(self.model)) if self.model else None
         self._search: Search | None = None
+        self._backends: dict[PolicyValueNet, Any] = {}
+        if self.backend != "numpy":
+            from carnac_env.models.onnx_runtime import _modules
+
+            _modules()  # a missing onnxruntime is said here, not at the first move
 
     def __getstate__(self) -> dict:
         data = dict(self.__dict__)
@@ -111,6 +122,17 @@ class AZAgent(SeededAgent):
             return self._net
         return model_for(state.board)[0]
 
+    def _evaluator_net(self, net: PolicyValueNet) -> Any:
+        """``net``, or its onnxruntime twin (one per network) for the ``backend`` option."""
+        if self.backend == "numpy":
+            return net
+        found = self._backends.get(net)
+        if found is None:
+            from carnac_env.models.onnx_runtime import OnnxNet
+
+            found = self._backends[net] = OnnxNet(net, "int8" if self.backend == "onnx-int8" else "float32")
+        return found
+
     @property
     def search(self) -> Search | None:
         """The search of the last move, or None (``sims=0``, or before the first move)."""
@@ -121,7 +143,7 @@ class AZAgent(SeededAgent):
         highest logit."""
         if state.is_over:
             raise CarnacError("the game is over; there is no action to choose")
-        net = self.network_for(state)
+        net = self._evaluator_net(self.network_for(state))
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
