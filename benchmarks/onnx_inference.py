@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from network_speed import rate  # benchmarks/ is the script's folder, first on sys.path
 
 
 def run_session(sess: Any) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -50,19 +51,6 @@ def run_session(sess: Any) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarra
         return logits, values
 
     return run
-
-
-def cpu_rate(fn: Callable[[], object], batch: int, seconds: float) -> float:
-    """Positions per CPU second of ``fn`` (one call evaluates ``batch``), over at least
-    ``seconds`` of the process's CPU time."""
-    calls = 0
-    start = time.process_time()
-    while True:
-        fn()
-        calls += 1
-        elapsed = time.process_time() - start
-        if elapsed >= seconds and calls >= 3:
-            return calls * batch / elapsed
 
 
 def agreement(reference: np.ndarray, other: np.ndarray, legal_sets: list[list[int]]) -> tuple[float, float]:
@@ -95,15 +83,14 @@ def move_times(board: Any, positions: int, rounds: int, sims: int) -> dict[str, 
                 states.append(state.copy())
             state.apply(rng.choice(state.legal_actions()))
     _, name = model_for(board)
-    twin = load(model_path(name))
-    twin.convolution = "winograd"
+    exact = load(model_path(name))  # the definition's order: the agents' own network computes with Winograd
     agents = {
         "numpy im2col": make(f"az:sims={sims}"),
         "numpy winograd": make(f"az:sims={sims}"),
         "onnx fp32": make(f"az:sims={sims}:backend=onnx"),
         "onnx int8": make(f"az:sims={sims}:backend=onnx-int8"),
     }
-    agents["numpy winograd"]._net = twin  # the agent with the Winograd network (no option says it)
+    agents["numpy im2col"]._net = exact  # the agent with the im2col network (no option says it)
     for agent in agents.values():
         agent.choose(states[0])  # compile, build the graphs
     totals: dict[str, list[float]] = {key: [] for key in agents}
@@ -239,7 +226,9 @@ def main() -> None:
             for (board_name, batch), runners in cases.items():
                 names = list(runners) if round_ % 2 == 0 else list(runners)[::-1]
                 for name in names:
-                    rates.setdefault((board_name, batch, name), []).append(cpu_rate(runners[name], batch, args.seconds))
+                    rates.setdefault((board_name, batch, name), []).append(
+                        rate(runners[name], batch, args.seconds, time.process_time)
+                    )
 
     names = list(next(iter(cases.values())))
     print(
