@@ -2,6 +2,9 @@
 
     python docs/general_report.py OUT      # prints the markdown table of docs/training.md
 
+The output folder of docs/general_select.sh (a candidate's selection arenas) reads the same way,
+with a column for the candidate against the shipped general model.
+
 One row per built-in board, one column per pair (az against default mcts, az against greedy,
 the raw policy against greedy, the general model against the board's specialist): the row
 agent's wins-draws-losses, its score (a draw counts half) and the score's Wilson 95% interval.
@@ -24,6 +27,8 @@ PAIRS = {
     "raw-greedy": "`az:sims=0` vs `greedy`",
     "az-specialist": "`az` vs the specialist",
 }
+# pairs only the selection arenas (docs/general_select.sh) play: a column when any board has one
+SELECTION_PAIRS = {"az-general": "`az` vs the shipped `general`"}
 
 
 def cell(folder: Path) -> str:
@@ -41,9 +46,13 @@ def cell(folder: Path) -> str:
 
 def table(out: Path) -> str:
     """The markdown table of every board and pair found under ``out``."""
-    lines = ["| board | " + " | ".join(PAIRS.values()) + " |", "|---|" + "---:|" * len(PAIRS)]
+    pairs = dict(PAIRS)
+    pairs.update(
+        {pair: name for pair, name in SELECTION_PAIRS.items() if any((out / f"{b}-{pair}").is_dir() for b in BOARDS)}
+    )
+    lines = ["| board | " + " | ".join(pairs.values()) + " |", "|---|" + "---:|" * len(pairs)]
     for board in BOARDS:
-        lines.append(f"| {board} | " + " | ".join(cell(out / f"{board}-{pair}") for pair in PAIRS) + " |")
+        lines.append(f"| {board} | " + " | ".join(cell(out / f"{board}-{pair}") for pair in pairs) + " |")
     return "\n".join(lines)
 
 

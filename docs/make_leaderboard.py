@@ -46,7 +46,7 @@ LADDER_END = "<!-- ladder: end -->"
 #: The agents the package ships, evaluated on every shipped panel.
 SHIPPED = ["random", "greedy", "mcts:sims=200", "mcts:sims=2000", "mcts", "az", "az:sims=0"]
 #: The agents evaluated on the panels with az generations among their members (small-v2,
-#: medium-v2, petit_menec-v1: the ladder above mcts): the shipped agents at their defaults, and
+#: medium-v2, petit_menec-v1 and the newer ones: the ladder above mcts): the shipped agents at their defaults, and
 #: mcts at the budget a member has.
 SHIPPED_V2 = ["random", "greedy", "mcts:sims=2000", "mcts", "az", "az:sims=0"]
 
@@ -214,11 +214,12 @@ def ladder_summary(panels: list[Any]) -> list[str]:
     out = [
         "## The ladder per board",
         "",
-        "Each board's newest panel (the default of `carnac evaluate`). These panels hold a frozen AlphaZero",
-        "generation (`az:model=general-g1`, with and without search) above `mcts`, so the scale reaches past",
-        "random-rollout search; their games open with the panel's seeded random plies, and their cards are",
-        "played on a report seed that no shipped model was chosen on (the specialists were chosen on seed 0,",
-        "`general` and `general-g1` on seed 1). The older panels' sections below stay as they were published.",
+        "Each board's newest panel (the default of `carnac evaluate`). These panels hold frozen AlphaZero",
+        "generations (`az:model=general-g1` and `az:model=general-g2`, at az's default search) above `mcts`, so",
+        "the scale reaches past random-rollout search; their games open with the panel's seeded random plies,",
+        "and their cards are played on a report seed that no shipped model was chosen on (the specialists were",
+        "chosen on seed 0, `general` and its generations on seed 1). The older panels' sections below stay as",
+        "they were published.",
         "",
     ]
     for board, panel in sorted(newest.items()):

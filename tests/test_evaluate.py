@@ -285,7 +285,7 @@ def test_cli_prints_the_card(tiny_panel: Path, tmp_path: Path, capsys: pytest.Ca
 
 # --------------------------------------------------------------------------- shipped panels and docs
 def test_shipped_panels_load_and_reproduce_their_ratings() -> None:
-    assert "medium-v1" in panel_ids() and default_panel_id("medium") == "medium-v2"
+    assert "medium-v1" in panel_ids() and default_panel_id("medium") == "medium-v3"
     for panel_id in panel_ids():
         panel = load_panel(panel_id, None)
         data = json.loads((ROOT / "carnac_env" / "evaluate" / "panels" / f"{panel_id}.json").read_text())
@@ -325,7 +325,16 @@ def test_ladder_covers_every_shipped_agent_and_example_model_on_every_panel() ->
     the PPO examples' models, each with a card on the panel of small and of medium; issue 29's
     ladder above mcts: the shipped agents on the v2 panels."""
     script = _load_script("make_leaderboard")
-    for panel_id in ("small-v1", "medium-v1", "small-v2", "medium-v2", "petit_menec-v1"):
+    for panel_id in (
+        "small-v1",
+        "medium-v1",
+        "small-v2",
+        "medium-v2",
+        "petit_menec-v1",
+        "small-v3",
+        "medium-v3",
+        "petit_menec-v2",
+    ):
         panel = load_panel(panel_id, None)
         have = {card["agent"] for card in script.load_cards(panel_id)}
         missing = [s for s in script.agents_for(panel) if s not in have]

@@ -55,6 +55,10 @@ def test_the_report_table_reads_each_pair_and_shows_a_dash_for_one_not_played(tm
     assert rows["large"] == "| large | 38-0-2 (95, 83-99%) | - | - | - |"
     assert rows["small"] == "| small | - | - | - | - |"
     assert report.main([str(tmp_path / "missing")]) == 2
+    # a selection folder (docs/general_select.sh) adds the column of the candidate against general
+    _arena(tmp_path / "small-az-general", "small", ["az:model=cand.npz", "az:model=general"], 13, 0, 7)
+    rows = {line.split(" | ")[0].strip("| "): line for line in report.table(tmp_path).splitlines()[2:]}
+    assert rows["small"] == "| small | - | - | - | - | 13-0-7 (65, 43-82%) |"
 
 
 def test_the_cpu_table_sums_each_boards_self_play_and_leaves_the_rest_to_the_learner(tmp_path):

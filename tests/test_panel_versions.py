@@ -17,8 +17,9 @@ from carnac_env.evaluate import PANEL_DIR, default_panel_id, evaluate, evaluatio
 from carnac_env.evaluate.new_panel import main as new_panel_main
 
 V2 = ("small-v2", "medium-v2")
-#: The panels with az generations among their members: the v2 panels, and the first panel of a
-#: board that had none before (petit_menec-v1).
+#: The panels with az generations among their members: the v2 panels, the first panel of a
+#: board that had none before (petit_menec-v1), and the panels one generation up (small-v3,
+#: medium-v3, petit_menec-v2, with general-g1 and general-g2 at az's default search).
 GENERATION_PANELS = sorted(
     {*V2, *(p for p in panel_ids() if any(m.spec.startswith("az") for m in load_panel(p, None).members))}
 )
@@ -31,7 +32,10 @@ def _quiet(_: str) -> None:
 @pytest.mark.parametrize("panel_id", GENERATION_PANELS)
 def test_generation_panels_load_and_reach_above_mcts(panel_id: str) -> None:
     panel = load_panel(panel_id, None)
-    assert panel.anchor == "random" and panel.id == panel_id and default_panel_id(panel.board.name) == panel_id
+    assert panel.anchor == "random" and panel.id == panel_id
+    # the board's default panel is its newest, itself one with generations (v3 on small and medium)
+    default = load_panel(default_panel_id(panel.board.name), None)
+    assert default.id in GENERATION_PANELS and default.version >= panel.version
     ratings = {m.spec: m for m in panel.members}
     assert ratings["random"].elo == ratings["random"].ci_low == ratings["random"].ci_high == 0.0
     generations = [s for s in ratings if s.startswith("az")]
@@ -60,11 +64,13 @@ def test_generation_panel_members_are_fixed_agents(panel_id: str) -> None:
             assert "sims" in options, member.spec
 
 
-def test_v2_is_the_default_and_v1_stays_selectable() -> None:
-    assert {"small-v1", "medium-v1", *V2} <= set(panel_ids())
+def test_the_newest_is_the_default_and_older_versions_stay_selectable() -> None:
+    assert {"small-v1", "medium-v1", *V2, "small-v3", "medium-v3", "petit_menec-v2"} <= set(panel_ids())
+    assert default_panel_id("petit_menec") == "petit_menec-v2"
     for board in ("small", "medium"):
-        assert default_panel_id(board) == f"{board}-v2"
-        assert load_panel(None, board).id == f"{board}-v2"
+        assert default_panel_id(board) == f"{board}-v3"
+        assert load_panel(None, board).id == f"{board}-v3"
+        assert load_panel(f"{board}-v2", board).version == 2
         old = load_panel(f"{board}-v1", board)
         assert old.version == 1 and old.default_openings == 0 and old.default_seed == 1
         # a v1 evaluation still starts every game from the empty board

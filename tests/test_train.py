@@ -546,3 +546,21 @@ def test_a_lost_local_worker_is_replaced(tmp_path):
         there.run_iteration()
     assert_same_run(here, there)
     assert not multiprocessing.active_children()  # the workers stop with the block
+
+
+def test_export_writes_the_saved_runs_network_and_trains_nothing(tmp_path, capsys):
+    with trainer(tmp_path / "run", Config(**dict(TINY, iterations=2, eval_every=0))) as t:
+        t.run()
+    out = tmp_path / "run"
+    (out / "checkpoint.pt").unlink()  # from resume.pt alone, as a committed run's folder holds
+    file = tmp_path / "net.npz"
+    assert run(["--out", str(out), "--export", str(file)]) == 0
+    assert "at iteration 2" in capsys.readouterr().out
+    exported, latest = load(file), load(out / "model.npz")
+    assert exported.header["training"]["iteration"] == 2
+    for name, value in latest.params.items():
+        assert np.array_equal(exported.params[name], value)
+    assert not (out / "checkpoint.pt").exists()  # nothing was trained
+    assert run(["--out", str(tmp_path / "empty"), "--export", str(tmp_path / "x.npz")]) == 2
+    assert "holds no checkpoint.pt or resume.pt" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from carnac_env import _checks
@@ -104,6 +105,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--export",
+        default=None,
+        metavar="FILE",
+        help="train nothing: write the network of the run saved in --out (its checkpoint.pt, else resume.pt) to "
+        "FILE as a numpy model (az:model=FILE) and exit; for a network of an iteration whose model.npz is gone",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=None,
@@ -150,6 +158,8 @@ def main(args: argparse.Namespace) -> int:
     from carnac_env.train.trainer import EVALUATION_SETTINGS
     from carnac_env.train.workers import check_players, shard_players
 
+    if getattr(args, "export", None):
+        return _export(Trainer, args.out, args.export)
     workers, ray = getattr(args, "workers", None), getattr(args, "ray", None)
     try:
         values = {"board": args.board, **BOARD_DEFAULTS.get(args.board, {})}
@@ -202,6 +212,28 @@ def main(args: argparse.Namespace) -> int:
     best = trainer.out / "best.npz"
     best_text = str(best) if best.is_file() else "none written (no evaluation has run; --eval-every N sets how often)"
     print(f"model: {trainer.out / 'model.npz'}  best: {best_text}  curve: {trainer.out / 'curve.csv'}")
+    return 0
+
+
+def _export(trainer_class: Any, out: str, file: str) -> int:
+    """``--export FILE``: the saved run's network written to ``file``; nothing is trained."""
+    from carnac_env.models import save
+
+    folder = Path(out)
+    if not any((folder / name).is_file() for name in ("checkpoint.pt", "resume.pt")):
+        print(
+            f"carnac: error: train: --export: {folder} holds no checkpoint.pt or resume.pt; expected the --out "
+            "folder of a run",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        with trainer_class(folder, progress=False) as trainer:
+            save(trainer.numpy_net(), file)
+    except (CarnacError, OSError) as err:
+        print(f"carnac: error: train: --export: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {file}: the network of {folder} at iteration {trainer.iteration} ({trainer.games_played} games)")
     return 0
 
 
