@@ -108,11 +108,11 @@ def test_bad_default_openings_are_refused(tmp_path: Path, bad: Any) -> None:
 
 
 @pytest.mark.slow
-def test_az_on_the_small_v2_panel_rates_above_mcts(tmp_path: Path) -> None:
-    """A short evaluation on the default (v2) panel of small: az lands above the panel's mcts."""
+def test_az_on_the_default_small_panel_rates_above_mcts(tmp_path: Path) -> None:
+    """A short evaluation on the default (v3) panel of small: az lands above the panel's mcts."""
     card = evaluate("az", board="small", games=4, out=tmp_path / "az", progress=False, echo=_quiet)
-    assert card["panel"]["id"] == "small-v2" and card["openings"] == 4
-    panel = load_panel("small-v2", "small")
+    assert card["panel"]["id"] == "small-v3" and card["openings"] == 4
+    panel = load_panel("small-v3", "small")
     mcts = next(m for m in panel.members if m.spec.startswith("mcts"))
     assert card["rating"]["elo"] > mcts.elo
     assert card["rating"]["ci_low"] < card["rating"]["elo"] < card["rating"]["ci_high"]
