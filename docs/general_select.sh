@@ -12,11 +12,7 @@ set -euo pipefail
 out=${1:?output folder}; candidate=${2:?candidate .npz}; seed=${3:-1}
 az="az:model=$candidate"
 mkdir -p "$out"
-run() {  # board name agents games
-    carnac arena --board "$1" --agents "$3" --games "$4" --openings 4 --seed "$seed" --workers "${WORKERS:-2}" --out "$out/$1-$2" --no-progress \
-        > "$out/$1-$2.txt"
-    echo "$1 $2: $(python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['pairs'][0]; print(f\"{p['wins_a']}-{p['draws']}-{p['wins_b']}\")" "$out/$1-$2/results.json")"
-}
+. "$(dirname "$0")/general_pair.sh"
 for board in petit_menec small medium kerlescan large kermario le_menec; do
     run "$board" az-general "$az,az:model=general" 20
 done

@@ -159,7 +159,7 @@ def main(args: argparse.Namespace) -> int:
     from carnac_env.train.workers import check_players, shard_players
 
     if getattr(args, "export", None):
-        return _export(Trainer, args.out, args.export)
+        return _export(args.out, args.export)
     workers, ray = getattr(args, "workers", None), getattr(args, "ray", None)
     try:
         values = {"board": args.board, **BOARD_DEFAULTS.get(args.board, {})}
@@ -215,9 +215,10 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(trainer_class: Any, out: str, file: str) -> int:
+def _export(out: str, file: str) -> int:
     """``--export FILE``: the saved run's network written to ``file``; nothing is trained."""
     from carnac_env.models import save
+    from carnac_env.train.trainer import Trainer
 
     folder = Path(out)
     if not any((folder / name).is_file() for name in ("checkpoint.pt", "resume.pt")):
@@ -228,7 +229,7 @@ def _export(trainer_class: Any, out: str, file: str) -> int:
         )
         return 2
     try:
-        with trainer_class(folder, progress=False) as trainer:
+        with Trainer(folder, progress=False) as trainer:
             save(trainer.numpy_net(), file)
     except (CarnacError, OSError) as err:
         print(f"carnac: error: train: --export: {err}", file=sys.stderr)
