@@ -143,7 +143,7 @@ def leaderboard_page() -> str:
     panels = [load_panel(p, None) for p in panel_ids()]
     boards = sorted({p.board.name for p in panels})
     out.append(
-        f"Panels exist for: {', '.join(f'`{b}`' for b in boards)}. Other boards have no panel yet, so no "
+        f"Panels exist for: {', '.join(f'`{b}`' for b in boards)}. Other boards (custom ones) have no panel, so no "
         "fixed-scale ratings; compare agents there with `carnac arena`."
     )
     out.append("")

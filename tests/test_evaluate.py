@@ -15,6 +15,7 @@ from _scripts import load_script
 from carnac_env.arena import bradley_terry, run_arena
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, fit_against_anchors
 from carnac_env.cli import main
+from carnac_env.core.boards import make_board
 from carnac_env.errors import CarnacError
 from carnac_env.evaluate import (
     CARD_FORMAT,
@@ -235,8 +236,8 @@ def test_bad_inputs_raise_carnac_error(tiny_panel: Path, tmp_path: Path) -> None
         evaluate(None, board="small", panel=tiny_panel, out=out, progress=False)  # type: ignore[arg-type]
     with pytest.raises(CarnacError, match="measured on board 'small'"):
         evaluate("greedy", board="medium", panel=tiny_panel, out=out, progress=False)
-    with pytest.raises(CarnacError, match="no reference panel"):
-        evaluate("greedy", board="kermario", out=out, progress=False)
+    with pytest.raises(CarnacError, match="no reference panel is measured on board 'custom'"):
+        evaluate("greedy", board=make_board("custom", rows=4, cols=6), out=out, progress=False)
     with pytest.raises(CarnacError, match="games per pair"):
         evaluate("greedy", board="small", panel=tiny_panel, games=0, out=out, progress=False)
     with pytest.raises(CarnacError, match="seed"):

@@ -149,7 +149,10 @@ def test_shipped_models_match_the_definition_on_real_observations(shipped, board
     obs = real_observations(board, 300, seed=1)  # 300: several chunks and a shorter last one
     b = make_board(board)
     for net in shipped.values():
-        assert_close(net.forward(obs, board=b), reference_forward(net, obs, b.megaliths, b))
+        want = reference_forward(net, obs, b.megaliths, b)
+        # as below: a rules-reading network is the definition up to float32 reassociation, so its
+        # bound scales with its logits (the general network's reach 28 on large, 1.1e-5 off)
+        assert_close(net.forward(obs, board=b), want, relative(want[0]) if net.reads_rules else TOLERANCE)
 
 
 @pytest.mark.parametrize("board", BOARDS)

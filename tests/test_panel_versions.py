@@ -80,6 +80,21 @@ def test_the_newest_is_the_default_and_older_versions_stay_selectable() -> None:
     assert all(len(game.opening) == new.default_openings for game in games)
 
 
+def test_every_built_in_board_has_a_default_panel_above_mcts() -> None:
+    """Issue 29's ladder: each of the seven built-in boards rates agents on a panel whose top
+    members are frozen az generations (the four bigger boards' first panels are their v1)."""
+    from carnac_env.core.boards import BOARDS
+
+    for board in BOARDS:
+        panel = load_panel(None, board)
+        assert panel.id == default_panel_id(board) and panel.id in GENERATION_PANELS, board
+        assert panel.board.name == board
+    for board in ("kerlescan", "large", "kermario", "le_menec"):
+        assert default_panel_id(board) == f"{board}-v1"
+        specs = [m.spec for m in load_panel(None, board).members]
+        assert specs == ["random", "greedy", "mcts:sims=2000", "az:model=general-g1", "az:model=general-g2"]
+
+
 def test_a_round_robin_from_openings_gives_a_panel_that_opens_its_games(tmp_path: Path) -> None:
     run_arena(["random", "greedy"], tmp_path / "arena", board="small", games=4, seed=0, openings=2,
               progress=False, echo=_quiet)  # fmt: skip
