@@ -243,6 +243,21 @@ def ladder_summary(panels: list[Any]) -> list[str]:
         if not cards:
             out.append("| (no cards yet) | | | | |")
         out.append("")
+    outside = [
+        f"`{m.spec}` on `{panel.id}`, {round(m.elo)} {_interval(vars(m))}"
+        for panel in sorted(newest.values(), key=lambda p: p.id)
+        for m in panel.members
+        if not m.ci_low <= m.elo <= m.ci_high
+    ]
+    if outside:
+        out += [
+            "A member's interval can lie below its rating where its games were nearly one-sided ("
+            + "; ".join(outside)
+            + "): the bootstrap's refits are pulled towards the virtual draw, so the interval sits too low"
+            " there. Take the rating as the estimate and the interval's width as its uncertainty"
+            " ([Evaluating](evaluating.md#the-panel)).",
+            "",
+        ]
     return out
 
 
