@@ -134,3 +134,31 @@ def test_missing_onnxruntime_is_said_when_the_agent_is_made(monkeypatch):
     with pytest.raises(CarnacError, match="carnac-env\\[onnx\\]"):
         make("az:backend=onnx")
     assert make("az").backend == "numpy"
+
+
+def test_selfplay_on_the_int8_graph_gives_valid_targets_and_trains(tmp_path):
+    """``selfplay_backend="onnx-int8"``: the searches run on the int8 twin of each iteration's
+    network (the default stays numpy), their samples are as valid, and a short run trains."""
+    from carnac_env.train.selfplay import Shard, selfplay_games, selfplay_network
+    from carnac_env.train.trainer import Config, Trainer
+
+    board = make_board("small")
+    general = load(model_path("general"))
+    assert isinstance(selfplay_network(general, "onnx-int8"), OnnxNet)
+    assert not isinstance(selfplay_network(general), OnnxNet)
+    with pytest.raises(CarnacError, match="'tpu'"):
+        selfplay_network(general, "tpu")
+    shard = Shard("selfplay", 4, 0, sims=8, backend="onnx-int8")
+    samples, stats = selfplay_games(board, general, shard, np.random.default_rng(0))
+    assert stats["games"] == 4 and len(samples) == stats["positions"] > 0
+    np.testing.assert_allclose(samples.policies.sum(1), 1.0, atol=1e-5)
+    assert not (samples.policies[~samples.masks] > 0).any()
+    # the int8 network searches differently from the numpy one on the same seeds
+    numpy_samples, _ = selfplay_games(board, general, Shard("selfplay", 4, 0, sims=8), np.random.default_rng(0))
+    assert not np.array_equal(samples.policies[:8], numpy_samples.policies[:8])
+    config = Config(board="petit_menec", games=4, sims=4, train_steps=2, batch_size=16, buffer=2000,
+                    channels=8, blocks=1, hidden=8, eval_every=0, bootstrap_iterations=0, iterations=1,
+                    selfplay_backend="onnx-int8")  # fmt: skip
+    with Trainer(tmp_path / "run", config, progress=False) as trainer:
+        rows = trainer.run()
+    assert rows and rows[-1]["games"] == 4 and np.isfinite(rows[-1]["loss"])

@@ -86,6 +86,7 @@ def test_settings_are_checked(tmp_path, capsys):
         {"threads": 0},
         {"games": True},
         {"rule": "minimax"},
+        {"selfplay_backend": "gpu"},
         {"value_search": 0.7, "value_playouts": 0.5, "playouts": 4},
         {"value_playouts": 0.5},
     ):
@@ -357,6 +358,16 @@ def test_command_line(tmp_path, capsys):
     assert run(["--out", str(tmp_path), "--iterations", "2", "--no-progress"]) == 0
     assert "resuming" in capsys.readouterr().out
     assert len((tmp_path / "log.txt").read_text().splitlines()) == 2
+    # a resumed run keeps its settings: one given that differs is refused, not silently ignored
+    # (the same value, the iteration limit and the evaluation settings may be given)
+    before = (tmp_path / "log.txt").read_text()
+    refused = ["--out", str(tmp_path), "--iterations", "3", "--no-progress", "--lr", "0.5", "--selfplay-backend",
+               "onnx-int8", "--games", str(TINY["games"]), "--eval-every", "0"]  # fmt: skip
+    assert run(refused) == 2
+    err = capsys.readouterr().err
+    assert "cannot change on resume" in err and "--lr 0.5" in err and "--selfplay-backend onnx-int8" in err
+    assert "--games" not in err and "--eval-every" not in err
+    assert (tmp_path / "log.txt").read_text() == before
 
 
 def test_sigterm_stops_between_iterations_and_the_run_resumes(tmp_path):

@@ -30,6 +30,9 @@ RULES = ("gumbel", "puct")
 #: Whether the network reads the board's rules as inputs: ``auto`` does on a mix of boards
 #: (``--board general``) and when ``--init`` names a model that reads them.
 RULES_INPUTS = ("auto", "on", "off")
+#: How self-play evaluates the network: numpy (Winograd convolutions, the default) or
+#: onnxruntime's int8 graph (the ``onnx`` extra; docs/training.md, "Faster CPU inference").
+SELFPLAY_BACKENDS = ("numpy", "onnx-int8")
 
 
 @dataclass
@@ -76,6 +79,10 @@ class Config:
     #: its own seed (drawn from the run's), so that workers can play them; 1 plays them all with
     #: the run's own generator (the results differ between the two).
     selfplay_shards: int = 1
+    #: :data:`SELFPLAY_BACKENDS`; the onnx-int8 graph is quantised again from each iteration's
+    #: network on each board it plays (about a second a board), and its searches' targets are
+    #: those of the int8 network, not of the float32 one the learner trains.
+    selfplay_backend: str = "numpy"
 
     def check(self) -> Config:
         """Check every setting (type and range); returns ``self``.
@@ -126,6 +133,7 @@ class Config:
         _checks.number("training setting dolmens", self.dolmens, 0.0, 100.0)
         _checks.choice("training setting rule", self.rule, RULES)
         _checks.choice("training setting rules_inputs", self.rules_inputs, RULES_INPUTS)
+        _checks.choice("training setting selfplay_backend", self.selfplay_backend, SELFPLAY_BACKENDS)
         for name in ("board", "init", "mix", "eval_boards"):
             if not isinstance(getattr(self, name), str):
                 raise CarnacError(f"training setting {name} must be text, got {getattr(self, name)!r}")

@@ -113,6 +113,8 @@ class Shard:
     considered: int = 16
     openings: int = 0
     playouts: int = 0
+    #: :data:`~carnac_env.train.config.SELFPLAY_BACKENDS`: how the search evaluates the network.
+    backend: str = "numpy"
 
 
 class _Game:
@@ -251,14 +253,26 @@ def greedy_games(board: Board, shard: Shard, rng: np.random.Generator) -> tuple[
     return samples, stats
 
 
-def selfplay_network(net: PolicyValueNet) -> PolicyValueNet:
-    """``net`` computing with Winograd convolutions (a copy; ``net`` is left as it is).
+def selfplay_network(net: PolicyValueNet, backend: str = "numpy") -> PolicyValueNet:
+    """``net`` computing with Winograd convolutions (a copy; ``net`` is left as it is), or with
+    ``backend="onnx-int8"`` its onnxruntime int8 twin (:class:`~carnac_env.models.onnx_runtime.OnnxNet`).
 
     Self-play spends 95% of its time in the network. Winograd F(2x2, 3x3) makes it about 1.5
     times as fast from batch 8 up, as accurate in float32 but rounded differently from the
     definition (up to about 3e-7 of each output), which no training target notices; the agents
     keep the default convolution, equal to the definition (see :mod:`carnac_env.models.network`).
+    The int8 graph is about 1.6x as fast again but not equal to the network (logits off by up
+    to about 1; docs/training.md, "Faster CPU inference").
+
+    Raises:
+        CarnacError: an unknown backend, or onnx-int8 without onnx and onnxruntime installed.
     """
+    if backend == "onnx-int8":
+        from carnac_env.models.onnx_runtime import OnnxNet
+
+        return OnnxNet(selfplay_network(net), "int8")  # type: ignore[return-value]
+    if backend != "numpy":
+        raise CarnacError(f"unknown self-play backend {backend!r}; expected 'numpy' or 'onnx-int8'")
     if net.convolution == "winograd":
         return net
     fast = copy.copy(net)
@@ -279,7 +293,7 @@ def selfplay_games(
         raise CarnacError(f"unknown self-play rule {shard.rule!r}; expected 'gumbel' or 'puct'")
     search = Search(
         board,
-        Network(selfplay_network(net)),
+        Network(selfplay_network(net, shard.backend)),
         rule,
         trees=shard.games,
         seed=int(rng.integers(2**63)),

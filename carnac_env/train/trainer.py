@@ -380,6 +380,7 @@ class Trainer:
             considered=c.considered,
             openings=c.openings,
             playouts=c.playouts,
+            backend=c.selfplay_backend,
         )
 
     def _play(self, shards: list[Shard], net: PolicyValueNet | None) -> tuple[list[tuple[Samples, dict]], list[float]]:
