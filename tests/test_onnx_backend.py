@@ -139,6 +139,7 @@ def test_missing_onnxruntime_is_said_when_the_agent_is_made(monkeypatch):
 def test_selfplay_on_the_int8_graph_gives_valid_targets_and_trains(tmp_path):
     """``selfplay_backend="onnx-int8"``: the searches run on the int8 twin of each iteration's
     network (the default stays numpy), their samples are as valid, and a short run trains."""
+    pytest.importorskip("torch")
     from carnac_env.train.selfplay import Shard, selfplay_games, selfplay_network
     from carnac_env.train.trainer import Config, Trainer
 
