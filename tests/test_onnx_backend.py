@@ -136,6 +136,16 @@ def test_missing_onnxruntime_is_said_when_the_agent_is_made(monkeypatch):
     assert make("az").backend == "numpy"
 
 
+def test_missing_onnxruntime_is_said_before_training_starts(monkeypatch, tmp_path, capsys):
+    pytest.importorskip("torch")
+    from carnac_env.train.cli import run
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    out = tmp_path / "run"
+    assert run(["--out", str(out), "--board", "petit_menec", "--selfplay-backend", "onnx-int8", "--no-progress"]) == 2
+    assert "carnac-env[onnx]" in capsys.readouterr().err and not out.exists()
+
+
 def test_selfplay_on_the_int8_graph_gives_valid_targets_and_trains(tmp_path):
     """``selfplay_backend="onnx-int8"``: the searches run on the int8 twin of each iteration's
     network (the default stays numpy), their samples are as valid, and a short run trains."""

@@ -88,7 +88,8 @@ _HELP = {
     "--workers/--ray play in parallel; the results depend on this number, not on where the shards run. "
     "With --workers or --ray a new run defaults to one shard per worker",
     "selfplay_backend": "how self-play evaluates the network: numpy, or onnx-int8 (onnxruntime's int8 graph, the "
-    "onnx extra; about 1.6x the simulations per CPU second, its effect on training not yet measured)",
+    "onnx extra; about 1.3x the positions per CPU second of a whole run, trained as well in one short ablation: "
+    "docs/training.md)",
 }
 
 
@@ -175,6 +176,10 @@ def main(args: argparse.Namespace) -> int:
             make_board(args.board)
         _checks.number("--minutes", args.minutes, 0.0)
         check_players(workers, ray)
+        if values.get("selfplay_backend") == "onnx-int8":
+            from carnac_env.models.onnx_runtime import _modules
+
+            _modules()  # a missing onnxruntime is said now, not at the first self-play iteration
         if "selfplay_shards" in values:
             check_shards(values["selfplay_shards"], values.get("games", Config.games))
         games = values.get("games", Config.games)
