@@ -247,7 +247,7 @@ def ladder_summary(panels: list[Any]) -> list[str]:
         f"`{m.spec}` on `{panel.id}`, {round(m.elo)} {_interval(vars(m))}"
         for panel in sorted(newest.values(), key=lambda p: p.id)
         for m in panel.members
-        if not m.ci_low <= m.elo <= m.ci_high
+        if m.elo > m.ci_high
     ]
     if outside:
         out += [

@@ -49,6 +49,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from carnac_env import _checks
 from carnac_env.agents.greedy import engine_action_values
 from carnac_env.batch import BatchGame
 from carnac_env.batch.playouts import playout_value
@@ -60,6 +61,7 @@ from carnac_env.core.scoring import dolmen_sizes
 from carnac_env.errors import CarnacError
 from carnac_env.models import PolicyValueNet
 from carnac_env.search import PUCT, Gumbel, Network, Search
+from carnac_env.train.config import SELFPLAY_BACKENDS
 
 #: Ownership target values.
 OWNED, OPPOSED, UNCOVERED = 0, 1, 2
@@ -267,12 +269,10 @@ def selfplay_network(net: PolicyValueNet, backend: str = "numpy") -> PolicyValue
     Raises:
         CarnacError: an unknown backend, or onnx-int8 without onnx and onnxruntime installed.
     """
-    if backend == "onnx-int8":
+    if _checks.choice("self-play backend", backend, SELFPLAY_BACKENDS) == "onnx-int8":
         from carnac_env.models.onnx_runtime import OnnxNet
 
         return OnnxNet(selfplay_network(net), "int8")  # type: ignore[return-value]
-    if backend != "numpy":
-        raise CarnacError(f"unknown self-play backend {backend!r}; expected 'numpy' or 'onnx-int8'")
     if net.convolution == "winograd":
         return net
     fast = copy.copy(net)
