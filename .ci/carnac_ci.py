@@ -21,11 +21,14 @@ says that one of MODULES (comma-separated) is missing: tests that no matrix entr
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import re
 import sys
-from typing import Any
+from typing import IO, Any
+
+import pytest
 
 #: the wording of a skip for a missing module (require, importorskip, the examples' checks)
 MISSING = re.compile(r"not installed|could not import|no module named|\bneeds\b", re.IGNORECASE)
@@ -56,6 +59,30 @@ def _record(nodeid: str, outcome: str, reason: str = "") -> None:
     if previous and previous[0] in ("failed", "skipped") and outcome == "passed":
         return  # a failed or skipped setup stays the test's outcome
     _outcomes[nodeid] = [outcome, reason]
+
+
+_files: dict[str, IO[str]] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: Any) -> None:
+    """With ``CARNAC_CI_LOG`` set, a crash of the process (SIGABRT, SIGSEGV) leaves its threads'
+    tracebacks in LOG.crash and the test it was in in LOG.running, for .ci/run to print: pytest's
+    own faulthandler writes to a descriptor that its output capture may have redirected."""
+    log = os.environ.get("CARNAC_CI_LOG")
+    if log:
+        _files["crash"] = open(log + ".crash", "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
+        _files["running"] = open(log + ".running", "w", encoding="utf-8")  # noqa: SIM115
+        faulthandler.enable(file=_files["crash"], all_threads=True)
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    running = _files.get("running")
+    if running is not None:
+        running.seek(0)
+        running.write(nodeid + "\n")
+        running.truncate()
+        running.flush()
 
 
 def pytest_runtest_logreport(report: Any) -> None:

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,3 +82,32 @@ def test_runnable_collects_with_this_python(tmp_path: Path) -> None:
     (tmp_path / "test_gone.py").write_text("import pytest\npytest.importorskip('no_such_module_xyz')\n")
     collected = ci._collected([str(tmp_path / "test_here.py"), str(tmp_path / "test_gone.py")])
     assert [n.rsplit("::", 1)[1] for n in collected] == ["test_one"]
+
+
+def test_a_crash_leaves_the_test_it_was_in_and_every_threads_traceback(tmp_path: Path) -> None:
+    """A pytest that dies from a signal writes nothing to its log; .ci/run prints LOG.running (the
+    test) and LOG.crash (faulthandler's tracebacks, which pytest's capture would otherwise hide)."""
+    (tmp_path / "test_crash.py").write_text(
+        "import os, threading, time\n"
+        "def test_fine():\n    pass\n"
+        "def test_dies_in_compiled_code():\n"
+        "    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+        "    os.abort()\n"
+    )
+    log = tmp_path / "entry.json"
+    env = {**os.environ, "CARNAC_CI_LOG": str(log), "PYTHONPATH": str(ROOT / ".ci")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "carnac_ci", "-p", "no:cacheprovider", "test_crash.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == -signal.SIGABRT, (run.returncode, run.stdout, run.stderr)
+    assert (tmp_path / "entry.json.running").read_text() == "test_crash.py::test_dies_in_compiled_code\n"
+    crash = (tmp_path / "entry.json.crash").read_text()
+    assert "Fatal Python error: Aborted" in crash and 'test_crash.py", line 6 in test_dies_in_compiled_code' in crash
+    assert "threading.py" in crash  # the other thread's stack too
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'cat "$log.crash"' in ci and 'cat "$log.running"' in ci
