@@ -28,8 +28,6 @@ import re
 import sys
 from typing import IO, Any
 
-import pytest
-
 #: the wording of a skip for a missing module (require, importorskip, the examples' checks)
 MISSING = re.compile(r"not installed|could not import|no module named|\bneeds\b", re.IGNORECASE)
 
@@ -64,11 +62,11 @@ def _record(nodeid: str, outcome: str, reason: str = "") -> None:
 _files: dict[str, IO[str]] = {}
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_configure(config: Any) -> None:
+def pytest_sessionstart(session: Any) -> None:
     """With ``CARNAC_CI_LOG`` set, a crash of the process (SIGABRT, SIGSEGV) leaves its threads'
     tracebacks in LOG.crash and the test it was in in LOG.running, for .ci/run to print: pytest's
-    own faulthandler writes to a descriptor that its output capture may have redirected."""
+    own faulthandler (enabled at configure, replaced here) writes to a descriptor that its output
+    capture may have redirected. No pytest import: .ci/run also runs this file with a bare python3."""
     log = os.environ.get("CARNAC_CI_LOG")
     if log:
         _files["crash"] = open(log + ".crash", "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
