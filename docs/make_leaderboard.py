@@ -172,10 +172,14 @@ def leaderboard_page() -> str:
             else "Where a member beat `random` in every game, its gap rests on the virtual draw and reaches down far."
         )
         opening = measured.get("openings") and f" Every game opened with {measured['openings']} seeded random plies."
+        method = (
+            "profile likelihood-ratio intervals, the other strengths refitted at each trial gap"
+            if "profile likelihood-ratio" in measured.get("rating_method", "")
+            else "parametric bootstrap of the round robin, `random` pinned in every refit"
+        )
         out += [
-            "The members' intervals are their gaps to `random` (parametric bootstrap of the round robin, `random` "
-            f"pinned in every refit). {why}{opening or ''} Round robin (wins-draws-losses of the first against the "
-            "second):",
+            f"The members' intervals are their gaps to `random` ({method}). {why}{opening or ''} Round robin "
+            "(wins-draws-losses of the first against the second):",
             "",
             "| pair | result |",
             "|---|---:|",
@@ -211,15 +215,17 @@ def ladder_summary(panels: list[Any]) -> list[str]:
     """The leaderboard's first section: per board, the cards on its newest panel (the one
     ``carnac evaluate`` uses by default), strongest first, with their 95% intervals."""
     newest = {panel.board.name: panel for panel in panels if panel.id == default_panel_id(panel.board.name)}
+    specs = sorted({m.spec for p in newest.values() for m in p.members if m.spec.startswith("az")})
+    generations = " and ".join(", ".join(f"`{s}`" for s in specs).rsplit(", ", 1))
     out = [
         "## The ladder per board",
         "",
         "Each board's newest panel (the default of `carnac evaluate`). These panels hold frozen AlphaZero",
-        "generations (`az:model=general-g1` and `az:model=general-g2`, at az's default search) above `mcts`, so",
-        "the scale reaches past random-rollout search; their games open with the panel's seeded random plies,",
-        "and their cards are played on a report seed that no shipped model was chosen on (the specialists were",
-        "chosen on seed 0, `general` and its generations on seed 1). The older panels' sections below stay as",
-        "they were published.",
+        f"generations ({generations}, at az's default search) above `mcts`,",
+        "so the scale reaches past random-rollout search; their games open with the panel's seeded random",
+        "plies, and their cards are played on a report seed that no shipped model was chosen on (the",
+        "specialists were chosen on seed 0, `general` and its generations on seed 1). The older panels'",
+        "sections below stay as they were published.",
         "",
     ]
     for board, panel in sorted(newest.items()):

@@ -170,6 +170,48 @@ def test_bradley_terry_scale_matches_the_closed_form() -> None:
     assert even["p"]["elo"] == even["q"]["elo"] == 0.0
 
 
+def test_likelihood_intervals_match_the_one_opponent_closed_form() -> None:
+    """Two players, one pinned at 0: nothing else to refit, so the profile likelihood-ratio
+    interval of the gap is the one-parameter one that cards use (fit_against_anchors), and
+    the mean-centred interval is half of it on each side."""
+    from carnac_env.arena.ratings import fit_against_anchors
+
+    pair = [{"a": "p", "b": "q", "wins_a": 30, "wins_b": 8, "draws": 2}]
+    pinned = bradley_terry(["p", "q"], pair, anchor="q", interval="likelihood")
+    alone = fit_against_anchors([(0.0, 30, 2, 8)])
+    assert pinned["q"] == {"elo": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    for key in ("elo", "ci_low", "ci_high"):
+        assert pinned["p"][key] == pytest.approx(alone[key], abs=0.11)
+    centred = bradley_terry(["p", "q"], pair, interval="likelihood")
+    assert centred["p"]["ci_low"] == pytest.approx(alone["ci_low"] / 2, abs=0.11)
+    assert centred["p"]["ci_high"] == pytest.approx(alone["ci_high"] / 2, abs=0.11)
+    assert centred["q"]["ci_high"] == pytest.approx(-alone["ci_low"] / 2, abs=0.11)
+
+
+def test_likelihood_intervals_contain_a_one_sided_rating() -> None:
+    """A member that won almost every game (where the bootstrap's percentiles can sit below its
+    rating): the profile interval contains it, is longer on the open side, and narrows when
+    the member's record is closer."""
+    pairs = [
+        {"a": "top", "b": "mid", "wins_a": 119, "wins_b": 1, "draws": 0},
+        {"a": "top", "b": "low", "wins_a": 120, "wins_b": 0, "draws": 0},
+        {"a": "mid", "b": "low", "wins_a": 80, "wins_b": 40, "draws": 0},
+    ]
+    agents = ["low", "mid", "top"]
+    boot = bradley_terry(agents, pairs, seed=0, anchor="low")
+    lik = bradley_terry(agents, pairs, anchor="low", interval="likelihood")
+    assert [lik[a]["elo"] for a in agents] == [boot[a]["elo"] for a in agents]  # the same fit
+    for agent in ("mid", "top"):
+        low, elo, high = lik[agent]["ci_low"], lik[agent]["elo"], lik[agent]["ci_high"]
+        assert low < elo < high
+    assert lik["top"]["ci_high"] - lik["top"]["elo"] > lik["top"]["elo"] - lik["top"]["ci_low"]
+    closer = [dict(p, wins_a=90, wins_b=30) if p["a"] == "top" else p for p in pairs]
+    tight = bradley_terry(agents, closer, anchor="low", interval="likelihood")
+    assert tight["top"]["ci_high"] - tight["top"]["ci_low"] < lik["top"]["ci_high"] - lik["top"]["ci_low"]
+    with pytest.raises(CarnacError, match=r"interval must be 'bootstrap' or 'likelihood', got 'wald'"):
+        bradley_terry(agents, pairs, interval="wald")
+
+
 def test_same_games_for_any_number_of_workers(tmp_path: Path) -> None:
     one = run_arena(AGENTS[:2], tmp_path / "one", board="petit_menec", games=4, workers=1, progress=False, echo=quiet)
     two = run_arena(AGENTS[:2], tmp_path / "two", board="petit_menec", games=4, workers=2, progress=False, echo=quiet)

@@ -18,8 +18,10 @@ from carnac_env.evaluate.new_panel import main as new_panel_main
 
 V2 = ("small-v2", "medium-v2")
 #: The panels with az generations among their members: the v2 panels, the first panel of a
-#: board that had none before (petit_menec-v1), and the panels one generation up (small-v3,
-#: medium-v3, petit_menec-v2, with general-g1 and general-g2 at az's default search).
+#: board that had none before (petit_menec-v1), the panels one generation up (small-v3,
+#: medium-v3, petit_menec-v2, with general-g1 and general-g2 at az's default search), and
+#: those one more up on every board (small-v4, medium-v4, petit_menec-v3 and the v2 panels of
+#: the four bigger boards, with general-g2 and general-g4).
 GENERATION_PANELS = sorted(
     {*V2, *(p for p in panel_ids() if any(m.spec.startswith("az") for m in load_panel(p, None).members))}
 )
@@ -33,7 +35,7 @@ def _quiet(_: str) -> None:
 def test_generation_panels_load_and_reach_above_mcts(panel_id: str) -> None:
     panel = load_panel(panel_id, None)
     assert panel.anchor == "random" and panel.id == panel_id
-    # the board's default panel is its newest, itself one with generations (v3 on small and medium)
+    # the board's default panel is its newest, itself one with generations (v4 on small and medium)
     default = load_panel(default_panel_id(panel.board.name), None)
     assert default.id in GENERATION_PANELS and default.version >= panel.version
     ratings = {m.spec: m for m in panel.members}
@@ -66,10 +68,14 @@ def test_generation_panel_members_are_fixed_agents(panel_id: str) -> None:
 
 def test_the_newest_is_the_default_and_older_versions_stay_selectable() -> None:
     assert {"small-v1", "medium-v1", *V2, "small-v3", "medium-v3", "petit_menec-v2"} <= set(panel_ids())
-    assert default_panel_id("petit_menec") == "petit_menec-v2"
+    assert default_panel_id("petit_menec") == "petit_menec-v3"
+    for board in ("kerlescan", "large", "kermario", "le_menec"):
+        assert default_panel_id(board) == f"{board}-v2"
+        assert load_panel(f"{board}-v1", board).version == 1
     for board in ("small", "medium"):
-        assert default_panel_id(board) == f"{board}-v3"
-        assert load_panel(None, board).id == f"{board}-v3"
+        assert default_panel_id(board) == f"{board}-v4"
+        assert load_panel(None, board).id == f"{board}-v4"
+        assert load_panel(f"{board}-v3", board).version == 3
         assert load_panel(f"{board}-v2", board).version == 2
         old = load_panel(f"{board}-v1", board)
         assert old.version == 1 and old.default_openings == 0 and old.default_seed == 1
@@ -82,16 +88,21 @@ def test_the_newest_is_the_default_and_older_versions_stay_selectable() -> None:
 
 def test_every_built_in_board_has_a_default_panel_above_mcts() -> None:
     """Issue 29's ladder: each of the seven built-in boards rates agents on a panel whose top
-    members are frozen az generations (the four bigger boards' first panels are their v1)."""
+    members are frozen az generations: general-g2 and general-g4 on every board now, their
+    intervals profile likelihood-ratio ones (the older panels keep their bootstrap intervals)."""
     from carnac_env.core.boards import BOARDS
 
     for board in BOARDS:
         panel = load_panel(None, board)
         assert panel.id == default_panel_id(board) and panel.id in GENERATION_PANELS, board
         assert panel.board.name == board
+        specs = [m.spec for m in panel.members]
+        assert specs == ["random", "greedy", "mcts:sims=2000", "az:model=general-g2", "az:model=general-g4"]
+        data = json.loads((PANEL_DIR / f"{panel.id}.json").read_text())
+        assert "profile likelihood-ratio" in data["measured"]["rating_method"]
+        assert all(m.ci_low <= m.elo <= m.ci_high for m in panel.members), panel.id
     for board in ("kerlescan", "large", "kermario", "le_menec"):
-        assert default_panel_id(board) == f"{board}-v1"
-        specs = [m.spec for m in load_panel(None, board).members]
+        specs = [m.spec for m in load_panel(f"{board}-v1", board).members]
         assert specs == ["random", "greedy", "mcts:sims=2000", "az:model=general-g1", "az:model=general-g2"]
 
 
@@ -124,10 +135,10 @@ def test_bad_default_openings_are_refused(tmp_path: Path, bad: Any) -> None:
 
 @pytest.mark.slow
 def test_az_on_the_default_small_panel_rates_above_mcts(tmp_path: Path) -> None:
-    """A short evaluation on the default (v3) panel of small: az lands above the panel's mcts."""
+    """A short evaluation on the default (v4) panel of small: az lands above the panel's mcts."""
     card = evaluate("az", board="small", games=4, out=tmp_path / "az", progress=False, echo=_quiet)
-    assert card["panel"]["id"] == "small-v3" and card["openings"] == 4
-    panel = load_panel("small-v3", "small")
+    assert card["panel"]["id"] == "small-v4" and card["openings"] == 4
+    panel = load_panel("small-v4", "small")
     mcts = next(m for m in panel.members if m.spec.startswith("mcts"))
     assert card["rating"]["elo"] > mcts.elo
     assert card["rating"]["ci_low"] < card["rating"]["elo"] < card["rating"]["ci_high"]
@@ -148,3 +159,19 @@ def test_the_ratings_plot_draws_an_interval_that_misses_its_rating(tmp_path: Pat
     }
     assert plot_ratings(results, tmp_path / "ratings.png")
     assert (tmp_path / "ratings.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("panel_id", panel_ids())
+def test_profile_intervals_of_every_published_panel_contain_its_ratings(panel_id: str) -> None:
+    """Refitted from the panel's own measured games, every member's rating is the published one,
+    and its profile likelihood-ratio interval (what new panels publish) contains it, where the
+    older panels' bootstrap intervals sometimes did not."""
+    from carnac_env.arena.ratings import bradley_terry
+
+    data = json.loads((PANEL_DIR / f"{panel_id}.json").read_text())
+    agents = [m["spec"] for m in data["members"]]
+    refit = bradley_terry(agents, data["measured"]["pairs"], anchor=data["anchor"], interval="likelihood")
+    for member in data["members"]:
+        rating = refit[member["spec"]]
+        assert rating["elo"] == pytest.approx(member["elo"], abs=0.11)
+        assert rating["ci_low"] <= rating["elo"] <= rating["ci_high"], (member["spec"], rating)

@@ -40,13 +40,8 @@ def _fit(wins: Any) -> Any:
     n = len(wins)
     games = wins + wins.T
     ones = np.ones((n, n))
-
-    def loglik(theta: Any) -> float:
-        diff = theta[:, None] - theta[None, :]
-        return float(-(wins * np.logaddexp(0.0, -diff)).sum() - 0.5 * theta.sum() ** 2)
-
     theta = np.zeros(n)
-    current = loglik(theta)
+    current = _penalised_loglik(wins, theta)
     for _ in range(100):
         diff = theta[:, None] - theta[None, :]
         p = 1.0 / (1.0 + np.exp(-diff))
@@ -54,17 +49,24 @@ def _fit(wins: Any) -> Any:
         curvature = games * p * (1.0 - p)
         hessian = curvature - np.diag(curvature.sum(axis=1)) - ones
         step = np.linalg.solve(hessian, -grad)
-        scale = 1.0
-        while True:
-            candidate = theta + scale * step
-            value = loglik(candidate)
-            if value >= current - 1e-12 or scale < 1e-6:
-                break
-            scale /= 2
-        theta, previous, current = candidate, current, value
+        previous = current
+        theta, current, scale = _halving_step(wins, theta, step, current)
         if np.abs(scale * step).max() < 1e-9 or abs(current - previous) < 1e-12:
             break
     return theta - theta.mean()
+
+
+def _halving_step(wins: Any, theta: Any, step: Any, current: float) -> tuple[Any, float, float]:
+    """A Newton step from ``theta``, halved until :func:`_penalised_loglik` does not fall below
+    ``current`` (or the step is a millionth of itself): the new point, its objective and the
+    scale taken."""
+    scale = 1.0
+    while True:
+        candidate = theta + scale * step
+        value = _penalised_loglik(wins, candidate)
+        if value >= current - 1e-12 or scale < 1e-6:
+            return candidate, value, scale
+        scale /= 2
 
 
 def bradley_terry(
@@ -73,8 +75,9 @@ def bradley_terry(
     seed: int = 0,
     resamples: int = BOOTSTRAP,
     anchor: str | None = None,
+    interval: str = "bootstrap",
 ) -> dict[str, dict[str, float]]:
-    """Elo-scaled Bradley-Terry ratings with 95% bootstrap intervals.
+    """Elo-scaled Bradley-Terry ratings with 95% intervals.
 
     A draw counts as half a win for each side, and every pair gets ``PRIOR_DRAWS`` virtual
     draw(s) so that a perfect record has a finite rating. The strengths maximise the
@@ -86,6 +89,15 @@ def bradley_terry(
     With ``anchor`` (one of ``agents``) the scale is pinned there instead of at the mean:
     the fit and every bootstrap refit are shifted so that the anchor is at 0, which makes
     each interval that of the agent's gap to the anchor (the anchor's own is ``[0, 0]``).
+
+    With ``interval="likelihood"`` the interval is the profile likelihood-ratio one instead
+    (:func:`profile_intervals`; ``seed`` and ``resamples`` are then unused): it always
+    contains the rating, where the bootstrap's percentiles can sit below it for an agent that
+    won nearly every game (each refit's virtual draws pull it towards the field once more).
+
+    Raises:
+        CarnacError: ``anchor`` is not one of ``agents``, or ``interval`` is not one of
+            ``"bootstrap"`` and ``"likelihood"``.
     """
     import numpy as np
 
@@ -103,8 +115,16 @@ def bradley_terry(
     if anchor is not None and anchor not in index:
         raise CarnacError(f"the anchor {anchor!r} is not one of the agents {agents}")
     origin = (lambda fit: fit[index[anchor]]) if anchor is not None else (lambda fit: 0.0)
+    if interval not in ("bootstrap", "likelihood"):
+        raise CarnacError(f"interval must be 'bootstrap' or 'likelihood', got {interval!r}")
     fitted = _fit(matrix(base))
     theta = (fitted - origin(fitted)) * ELO_PER_UNIT
+    if interval == "likelihood":
+        bounds = profile_intervals(matrix(base), fitted, None if anchor is None else index[anchor])
+        return {
+            name: {"elo": _tidy(theta[i]), "ci_low": _tidy(bounds[i][0]), "ci_high": _tidy(bounds[i][1])}
+            for name, i in index.items()
+        }
     rng = np.random.default_rng(seed)
     samples = []
     for _ in range(resamples):
@@ -131,6 +151,94 @@ def bradley_terry(
 #: How far the log-likelihood drops at the ends of a 95% likelihood-ratio interval: half the
 #: 95% quantile of the chi-square distribution with one degree of freedom (3.8415 / 2).
 LIKELIHOOD_DROP_95 = 1.920729410347062
+
+
+def _penalised_loglik(wins: Any, theta: Any) -> float:
+    """:func:`_fit`'s objective: the Bradley-Terry log-likelihood of ``wins`` at ``theta``, less
+    the quadratic penalty that holds the (otherwise free) mean at 0."""
+    import numpy as np
+
+    diff = theta[:, None] - theta[None, :]
+    return float(-(wins * np.logaddexp(0.0, -diff)).sum() - 0.5 * theta.sum() ** 2)
+
+
+def _constrained_fit(wins: Any, start: Any, direction: Any, value: float) -> tuple[Any, float]:
+    """The maximum of :func:`_penalised_loglik` over the strengths ``theta`` with
+    ``direction @ theta == value`` (a rating, measured from the anchor or from the mean, held
+    fixed), by Newton's method on the constrained problem's KKT system with step halving,
+    from ``start`` moved onto the constraint. Returns the strengths and the objective there."""
+    import numpy as np
+
+    n = len(wins)
+    games = wins + wins.T
+    ones = np.ones((n, n))
+    theta = start + (value - direction @ start) * direction / (direction @ direction)
+    current = _penalised_loglik(wins, theta)
+    kkt = np.zeros((n + 1, n + 1))
+    kkt[:n, n] = kkt[n, :n] = direction
+    rhs = np.zeros(n + 1)
+    for _ in range(100):
+        diff = theta[:, None] - theta[None, :]
+        p = 1.0 / (1.0 + np.exp(-diff))
+        grad = (wins - games * p).sum(axis=1) - theta.sum()
+        curvature = games * p * (1.0 - p)
+        kkt[:n, :n] = curvature - np.diag(curvature.sum(axis=1)) - ones
+        rhs[:n] = -grad
+        step = np.linalg.solve(kkt, rhs)[:n]  # stays on the constraint: direction @ step == 0
+        previous = current
+        theta, current, scale = _halving_step(wins, theta, step, current)
+        if np.abs(scale * step).max() < 1e-10 or abs(current - previous) < 1e-13:
+            break
+    return theta, current
+
+
+def profile_intervals(wins: Any, fitted: Any, anchor: int | None = None) -> list[tuple[float, float]]:
+    """95% profile likelihood-ratio intervals (Elo) of every agent's rating in a round robin.
+
+    ``wins`` is :func:`bradley_terry`'s matrix (virtual draws included) and ``fitted`` its
+    maximum (:func:`_fit`). An agent's rating is its strength less the ``anchor``'s (an index),
+    or less the mean of all strengths without one. Its interval holds the ratings ``x`` whose
+    profile log-likelihood (the maximum over the other strengths with the rating held at ``x``)
+    is within ``LIKELIHOOD_DROP_95`` of the overall maximum: it always contains the rating, is
+    asymmetric where the games are one-sided, and finite thanks to the virtual draws. The
+    anchor's own interval is ``(0, 0)``.
+    """
+    import numpy as np
+
+    n = len(wins)
+    best = _penalised_loglik(wins, fitted)
+    target = best - LIKELIHOOD_DROP_95
+    bounds: list[tuple[float, float]] = []
+    for k in range(n):
+        if k == anchor:
+            bounds.append((0.0, 0.0))
+            continue
+        direction = -np.full(n, 1.0 / n) if anchor is None else np.zeros(n)
+        direction[k] += 1.0
+        if anchor is not None:
+            direction[anchor] -= 1.0
+        centre = float(direction @ fitted)
+
+        def above(x: float, direction: Any = direction) -> bool:
+            return _constrained_fit(wins, fitted, direction, x)[1] > target
+
+        ends = []
+        for sign in (-1.0, 1.0):
+            step = 1.0
+            while above(centre + sign * step):
+                step *= 2.0
+            inside, outside = centre + sign * step / 2 if step > 1.0 else centre, centre + sign * step
+            for _ in range(60):
+                middle = 0.5 * (inside + outside)
+                if above(middle):
+                    inside = middle
+                else:
+                    outside = middle
+                if abs(outside - inside) < 1e-7:
+                    break
+            ends.append(0.5 * (inside + outside) * ELO_PER_UNIT)
+        bounds.append((ends[0], ends[1]))
+    return bounds
 
 
 def fit_against_anchors(records: Iterable[tuple[float, float, float, float]]) -> dict[str, float]:

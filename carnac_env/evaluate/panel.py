@@ -293,8 +293,12 @@ def build_panel(
     """A panel file's contents from a finished round robin in ``arena_dir``.
 
     The ratings are refitted from the arena's results with ``anchor`` pinned at 0
-    (:func:`~carnac_env.arena.ratings.bradley_terry` with ``anchor``; same bootstrap seed as
-    the arena), so each interval is that member's gap to the anchor. A round robin played
+    (:func:`~carnac_env.arena.ratings.bradley_terry` with ``anchor``), so each interval is that
+    member's gap to the anchor: a profile likelihood-ratio interval
+    (:func:`~carnac_env.arena.ratings.profile_intervals`), which always contains the rating.
+    (Panels up to the v3 ones were written with the arena's seeded bootstrap intervals, whose
+    percentiles could sit below a nearly unbeaten member's rating; their files keep them, and
+    say so in ``measured.rating_method``.) A round robin played
     from ``--openings K`` openings gives the panel ``defaults.openings = K`` (and
     ``measured.openings``), so that evaluations open their games the same way by default.
 
@@ -309,7 +313,7 @@ def build_panel(
     Raises:
         CarnacError: the folder holds no finished arena, or ``anchor`` is not one of its agents.
     """
-    from carnac_env.arena.ratings import bradley_terry
+    from carnac_env.arena.ratings import PRIOR_DRAWS, bradley_terry
 
     arena_dir = Path(arena_dir)
     settings = _read(arena_dir / "arena.json")
@@ -317,7 +321,7 @@ def build_panel(
     agents = results.get("agents")
     if not isinstance(agents, list) or anchor not in agents:
         raise CarnacError(f"{arena_dir}: the anchor {anchor!r} is not one of the arena's agents {agents!r}")
-    ratings = bradley_terry(agents, results["pairs"], seed=settings["seed"], anchor=anchor)
+    ratings = bradley_terry(agents, results["pairs"], anchor=anchor, interval="likelihood")
     openings = settings.get("openings", 0)
     return {
         "format": PANEL_FORMAT,
@@ -336,7 +340,13 @@ def build_panel(
             **({"openings": openings} if openings else {}),
             "pairs": results["pairs"],
             "standings": results["standings"],
-            "rating_method": results["rating_method"].replace("mean 0", f"{anchor} pinned at 0"),
+            "rating_method": (
+                "Bradley-Terry maximum likelihood (Newton iterations in numpy), draws as half wins, "
+                f"{PRIOR_DRAWS:g} virtual draw per pair, Elo scale 400/ln10, {anchor} pinned at 0; "
+                "95% profile likelihood-ratio interval of each member's gap to the anchor (the other "
+                "strengths refitted at each trial gap; the ends where the log-likelihood is 1.92 below "
+                "its maximum)"
+            ),
             "note": note,
         },
     }

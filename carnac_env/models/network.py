@@ -142,38 +142,47 @@ def architecture_of(header: dict[str, Any], source: str) -> Architecture:
     return Architecture(*values, *flags)
 
 
-_LOCAL = threading.local()
+#: How many blocks, in all threads, now run inside :func:`blas_single_thread`, and the limiter
+#: the first of them set (None where BLAS already ran one thread). BLAS's thread count is one
+#: setting for the whole process, so it is held while any thread is inside and restored when
+#: the last one leaves: a thread that restored it on its own way out would let another's next
+#: products run on several threads, which OpenBLAS may sum in another order.
+_HELD = {"count": 0, "limiter": None}
+_HELD_LOCK = threading.Lock()
 
 
 def blas_single_thread() -> contextlib.AbstractContextManager[None]:
     """Run the block with numpy's BLAS on one thread (threadpoolctl), then restore it.
 
     Re-entrant and cheap when nested (the search holds it for a whole run; each network call
-    inside costs nothing more), and when BLAS already runs one thread (``OPENBLAS_NUM_THREADS=1``:
-    nothing is set or restored). Without threadpoolctl's libraries found, it does nothing.
+    inside costs a counter update under a lock), safe across threads (the setting is the
+    process's: the first block to enter sets it, the last to leave restores it), and a no-op
+    when BLAS already runs one thread (``OPENBLAS_NUM_THREADS=1``: nothing is set or restored).
+    Without threadpoolctl's libraries found, it does nothing.
     """
     return _SingleThread()
 
 
 class _SingleThread:
-    """:func:`blas_single_thread`'s context manager (a class: the nested path, taken once per
-    network call inside a search, is a counter update)."""
+    """:func:`blas_single_thread`'s context manager."""
 
-    __slots__ = ("_limiter",)
+    __slots__ = ()
 
     def __enter__(self) -> None:
-        depth = getattr(_LOCAL, "depth", 0)
-        self._limiter = None
-        if depth == 0 and _blas_threaded():
-            limiter = _controller().limit(limits=1, user_api="blas")
-            limiter.__enter__()
-            self._limiter = limiter
-        _LOCAL.depth = depth + 1
+        with _HELD_LOCK:
+            if _HELD["count"] == 0 and _blas_threaded():
+                limiter = _controller().limit(limits=1, user_api="blas")
+                limiter.__enter__()
+                _HELD["limiter"] = limiter
+            _HELD["count"] += 1
 
     def __exit__(self, *exc: object) -> None:
-        _LOCAL.depth -= 1
-        if self._limiter is not None:
-            self._limiter.__exit__(None, None, None)
+        with _HELD_LOCK:
+            _HELD["count"] -= 1
+            limiter = _HELD["limiter"]
+            if _HELD["count"] == 0 and limiter is not None:
+                _HELD["limiter"] = None
+                limiter.__exit__(None, None, None)
 
 
 _CONTROLLER: Any = None
