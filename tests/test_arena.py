@@ -14,6 +14,7 @@ from _held import start_held
 
 from carnac_env.arena import (
     bradley_terry,
+    format_table,
     game_seed,
     load_games,
     play_game,
@@ -127,6 +128,40 @@ def test_results_schema_and_files(tmp_path: Path) -> None:
         assert record.meta["seats"] == {red: 0, white: 1}
     standings = results["standings"]
     assert sum(s["wins"] for s in standings.values()) == sum(s["losses"] for s in standings.values())
+
+
+def test_likelihood_intervals_change_the_results_only(tmp_path: Path) -> None:
+    """--interval likelihood: the same games and ratings, the profile intervals around each
+    rating; a finished arena asked for the other kind rewrites results.json and plays nothing."""
+    boot = run_arena(AGENTS, tmp_path, board="petit_menec", games=4, seed=1, progress=False, echo=quiet)
+    games = (tmp_path / "games.jsonl").read_bytes()
+    said: list[str] = []
+    lik = run_arena(
+        AGENTS, tmp_path, board="petit_menec", games=4, seed=1, progress=False, echo=said.append, interval="likelihood"
+    )
+    assert (tmp_path / "games.jsonl").read_bytes() == games
+    assert any("nothing new to play" in line for line in said)
+    assert json.loads((tmp_path / "results.json").read_text()) == lik
+    assert lik["pairs"] == boot["pairs"] and lik["standings"] == boot["standings"]
+    fitted = bradley_terry(AGENTS, lik["pairs"], interval="likelihood")
+    assert lik["ratings"] == fitted
+    assert lik["ratings"] != boot["ratings"]
+    for name in AGENTS:
+        assert lik["ratings"][name]["elo"] == boot["ratings"][name]["elo"]
+        assert lik["ratings"][name]["ci_low"] < lik["ratings"][name]["elo"] < lik["ratings"][name]["ci_high"]
+    assert "profile likelihood-ratio" in lik["rating_method"]
+    assert "bootstrap" in boot["rating_method"] and "profile" not in boot["rating_method"]
+    table = format_table(lik)
+    assert "refits rarely went" not in table  # the bootstrap's at-the-edge words
+    again = run_arena(AGENTS, tmp_path, board="petit_menec", games=4, seed=1, progress=False, echo=quiet)
+    assert again == boot
+
+
+def test_an_unknown_interval_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "arena"
+    with pytest.raises(CarnacError, match=r"interval must be 'bootstrap' or 'likelihood', got 'wald'"):
+        run_arena(AGENTS[:2], out, board="petit_menec", games=2, progress=False, echo=quiet, interval="wald")
+    assert not out.exists()
 
 
 def test_bradley_terry_orders_and_separates() -> None:

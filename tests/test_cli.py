@@ -105,6 +105,7 @@ def test_replay_a_line_of_games_jsonl(tmp_path: Path) -> None:
         (["arena", "--agents", "random", "--out", "{tmp}/a"], "at least two agents"),
         (["arena", "--games", "0"], "must be at least 1"),
         (["arena", "--board", "huge", "--out", "{tmp}/a"], "huge"),
+        (["arena", "--interval", "wald", "--out", "{tmp}/a"], "invalid choice: 'wald'"),
         (["play", "--opponent", "mcts:sims=x"], "sims='x'"),
         (["play", "--seat", "2"], "invalid choice"),
         (["play", "--board", "nowhere"], "nowhere"),

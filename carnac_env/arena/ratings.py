@@ -1,4 +1,4 @@
-"""Ratings: an Elo-scaled Bradley-Terry fit with bootstrap intervals, and their plot."""
+"""Ratings: an Elo-scaled Bradley-Terry fit with bootstrap or profile likelihood-ratio intervals, and their plot."""
 
 from __future__ import annotations
 
@@ -69,6 +69,36 @@ def _halving_step(wins: Any, theta: Any, step: Any, current: float) -> tuple[Any
         scale /= 2
 
 
+#: The intervals :func:`bradley_terry` can give: the seeded parametric bootstrap (the arena's
+#: default) and the profile likelihood-ratio interval (the panels', and ``--interval likelihood``).
+INTERVALS = ("bootstrap", "likelihood")
+
+
+def check_interval(interval: Any) -> str:
+    """``interval`` if it is one of :data:`INTERVALS`.
+
+    Raises:
+        CarnacError: it is not, naming the value and the choices.
+    """
+    if not isinstance(interval, str) or interval not in INTERVALS:
+        raise CarnacError(f"interval must be {' or '.join(map(repr, INTERVALS))}, got {interval!r}")
+    return interval
+
+
+def interval_method(interval: str) -> str:
+    """How the 95% intervals of ``interval`` (one of :data:`INTERVALS`) were made, in words:
+    the end of a ``rating_method`` text."""
+    if check_interval(interval) == "likelihood":
+        return (
+            "95% profile likelihood-ratio interval (the other strengths refitted at each trial rating; "
+            f"the ends where the log-likelihood is {LIKELIHOOD_DROP_95:.2f} below its maximum)"
+        )
+    return (
+        f"95% interval from {BOOTSTRAP} refits on a seeded parametric bootstrap (each pair's games "
+        "drawn again from the fitted model, draws at the observed rate)"
+    )
+
+
 def bradley_terry(
     agents: list[str],
     pairs: list[dict[str, Any]],
@@ -115,8 +145,7 @@ def bradley_terry(
     if anchor is not None and anchor not in index:
         raise CarnacError(f"the anchor {anchor!r} is not one of the agents {agents}")
     origin = (lambda fit: fit[index[anchor]]) if anchor is not None else (lambda fit: 0.0)
-    if interval not in ("bootstrap", "likelihood"):
-        raise CarnacError(f"interval must be 'bootstrap' or 'likelihood', got {interval!r}")
+    check_interval(interval)
     fitted = _fit(matrix(base))
     theta = (fitted - origin(fitted)) * ELO_PER_UNIT
     if interval == "likelihood":
@@ -343,7 +372,10 @@ def plot_ratings(results: dict[str, Any], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(6, 0.6 * len(order) + 1.2))
     ax.errorbar(elo, range(len(order)), xerr=[low, high], fmt="o", capsize=4)
     ax.set_yticks(range(len(order)), order)
-    ax.set_xlabel("Elo (Bradley-Terry, mean 0) with 95% bootstrap interval")
+    from carnac_env.arena.report import is_likelihood
+
+    kind = "profile likelihood-ratio" if is_likelihood(results) else "bootstrap"
+    ax.set_xlabel(f"Elo (Bradley-Terry, mean 0) with 95% {kind} interval")
     ax.set_title(f"carnac arena: {results.get('board', '')}, {results.get('games_per_pair', '')} games per pair")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

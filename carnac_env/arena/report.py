@@ -12,11 +12,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from carnac_env.arena.ratings import BOOTSTRAP, PRIOR_DRAWS, bradley_terry
+from carnac_env.arena.ratings import PRIOR_DRAWS, bradley_terry, interval_method
 
 
-def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, Any]:
-    """Pairs, standings and ratings from game lines (see the module docstring)."""
+def summarise(agents: list[str], lines: Iterable[str], seed: int, interval: str = "bootstrap") -> dict[str, Any]:
+    """Pairs, standings and ratings from game lines (see the module docstring); ``interval``
+    is the kind of the ratings' 95% intervals (:data:`~carnac_env.arena.ratings.INTERVALS`)."""
     pairs = {
         (a, b): {"a": a, "b": b, "wins_a": 0, "wins_b": 0, "draws": 0}
         for i, a in enumerate(agents)
@@ -52,12 +53,10 @@ def summarise(agents: list[str], lines: Iterable[str], seed: int) -> dict[str, A
             if len(set(games)) < len(games)
         ],
         "standings": standings,
-        "ratings": bradley_terry(agents, pair_list, seed=seed),
+        "ratings": bradley_terry(agents, pair_list, seed=seed, interval=interval),
         "rating_method": (
             "Bradley-Terry maximum likelihood (Newton iterations in numpy), draws as half wins, "
-            f"{PRIOR_DRAWS:g} virtual draw per pair, Elo scale 400/ln10, mean 0; "
-            f"95% interval from {BOOTSTRAP} refits on a seeded parametric bootstrap (each pair's games "
-            "drawn again from the fitted model, draws at the observed rate)"
+            f"{PRIOR_DRAWS:g} virtual draw per pair, Elo scale 400/ln10, mean 0; " + interval_method(interval)
         ),
     }
 
@@ -132,7 +131,10 @@ def format_table(results: dict[str, Any]) -> str:
     lines.append("")
     lines.extend(READING)
     ratings = results["ratings"]
-    if any(round(ratings[a]["elo"]) in (round(ratings[a]["ci_low"]), round(ratings[a]["ci_high"])) for a in agents):
+    # a likelihood-ratio interval holds its estimate inside by construction; only the
+    # bootstrap's percentiles stop at it, and that needs the words below
+    at_edge = any(round(r["elo"]) in (round(r["ci_low"]), round(r["ci_high"])) for r in ratings.values())
+    if at_edge and not is_likelihood(results):
         lines.extend(AT_THE_EDGE)
     for r in results.get("repeated", []):
         lines.append(
@@ -142,6 +144,12 @@ def format_table(results: dict[str, Any]) -> str:
             f"so the pair's result rests on {r['distinct']} different games and its intervals are too narrow."
         )
     return "\n".join(lines)
+
+
+def is_likelihood(results: dict[str, Any]) -> bool:
+    """Whether ``results`` (an arena's or a panel's) has profile likelihood-ratio intervals,
+    as its ``rating_method`` says; older files without the words have bootstrap ones."""
+    return "profile likelihood-ratio" in results.get("rating_method", "")
 
 
 #: How to read the ratings column, printed under every table (docs/agents.md, "The arena").

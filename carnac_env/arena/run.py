@@ -14,6 +14,7 @@ from carnac_env._files import lock_folder
 from carnac_env._version import __version__
 from carnac_env.agents import make
 from carnac_env.agents.warmup import warm_up
+from carnac_env.arena.ratings import check_interval
 from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
 from carnac_env.arena.report import format_table, summarise
 from carnac_env.arena.runner import Finished, local_games, sigterm_as_interrupt
@@ -34,6 +35,7 @@ def run_arena(
     echo: Callable[[str], None] = print,
     ray: str | None = None,
     openings: int = 0,
+    interval: str = "bootstrap",
 ) -> dict[str, Any]:
     """Play (or resume) a round robin and write ``out``'s files; see :mod:`carnac_env.arena`.
 
@@ -56,6 +58,11 @@ def run_arena(
             default), drawn from a set seeded by ``seed``: game ``k`` of every pair plays
             opening ``k // 2``, so each opening is played once from each seat
             (:mod:`carnac_env.arena.openings`). Deterministic agents then play different games.
+        interval: the ratings' 95% intervals: ``"bootstrap"`` (the default; 200 refits on a
+            parametric bootstrap seeded by ``seed``) or ``"likelihood"`` (profile
+            likelihood-ratio, as the evaluation panels have: it always holds the rating).
+            It shapes ``results.json`` only, not the games, so a finished arena run again
+            with the other kind rewrites its results and plays nothing.
 
     Returns:
         The contents of ``results.json``.
@@ -72,6 +79,7 @@ def run_arena(
             the workers are stopped and the finished games stay in ``games.jsonl``.
     """
     settings = ArenaSettings.check(agents, board, games, seed, openings)
+    check_interval(interval)
     workers, bar_class = check_runner(workers, ray, progress)
     for spec in settings.agents:
         make(spec)  # fail early on a bad spec
@@ -81,7 +89,7 @@ def run_arena(
         lines = play_schedule(
             store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class, echo=echo
         )
-        return _finish(store, settings, lines, echo)
+        return _finish(store, settings, lines, echo, interval)
 
 
 def play_schedule(
@@ -259,7 +267,7 @@ def progress_bar_class() -> Any:
 
 
 def _finish(
-    store: ArenaStore, settings: ArenaSettings, lines: list[str], echo: Callable[[str], None]
+    store: ArenaStore, settings: ArenaSettings, lines: list[str], echo: Callable[[str], None], interval: str
 ) -> dict[str, Any]:
     """Write the canonical ``games.jsonl``, ``results.json`` and the plot; print the table."""
     from carnac_env.arena.ratings import plot_ratings
@@ -268,7 +276,7 @@ def _finish(
         "board": settings.board.name,
         "games_per_pair": settings.games,
         "seed": settings.seed,
-        **summarise(list(settings.agents), lines, settings.seed),
+        **summarise(list(settings.agents), lines, settings.seed, interval),
     }
     store.finish(lines, results)
     echo(format_table(results))

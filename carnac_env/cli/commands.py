@@ -104,6 +104,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             ray=args.ray,
             openings=args.openings,
+            interval=args.interval,
         )
     )
 

@@ -88,6 +88,7 @@ def _add_agents(sub: Any, boards: str) -> None:
 def _add_arena(sub: Any, boards: str) -> None:
     """``carnac arena``: a round robin between agents."""
     from carnac_env.agents import agent_table
+    from carnac_env.arena.ratings import INTERVALS
 
     arena = sub.add_parser(
         "arena",
@@ -141,6 +142,13 @@ def _add_arena(sub: Any, boards: str) -> None:
         "--out",
         default=None,
         help=f"output folder, created if needed {_defaults_word(DEFAULT_ARENA['out'] + ', in the current folder')}",
+    )
+    arena.add_argument(
+        "--interval",
+        choices=INTERVALS,
+        default="bootstrap",
+        help="the ratings' 95%% intervals: bootstrap (200 refits seeded by --seed) or likelihood (profile "
+        "likelihood-ratio, as the evaluation panels have; it always holds the rating) (default: bootstrap)",
     )
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
     arena.add_argument(
