@@ -29,6 +29,7 @@ from typing import Any
 
 from carnac_env._files import write_text
 from carnac_env.agents import make
+from carnac_env.arena.ratings import is_likelihood
 from carnac_env.evaluate import load_panel, panel_ids
 from carnac_env.evaluate.endgames import ENDGAME_FORMAT, endgame_set_ids
 from carnac_env.evaluate.panel import default_panel_id
@@ -174,7 +175,7 @@ def leaderboard_page() -> str:
         opening = measured.get("openings") and f" Every game opened with {measured['openings']} seeded random plies."
         method = (
             "profile likelihood-ratio intervals, the other strengths refitted at each trial gap"
-            if "profile likelihood-ratio" in measured.get("rating_method", "")
+            if is_likelihood(measured)
             else "parametric bootstrap of the round robin, `random` pinned in every refit"
         )
         out += [

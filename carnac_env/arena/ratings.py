@@ -80,7 +80,7 @@ def check_interval(interval: Any) -> str:
     Raises:
         CarnacError: it is not, naming the value and the choices.
     """
-    if not isinstance(interval, str) or interval not in INTERVALS:
+    if interval not in INTERVALS:
         raise CarnacError(f"interval must be {' or '.join(map(repr, INTERVALS))}, got {interval!r}")
     return interval
 
@@ -97,6 +97,12 @@ def interval_method(interval: str) -> str:
         f"95% interval from {BOOTSTRAP} refits on a seeded parametric bootstrap (each pair's games "
         "drawn again from the fitted model, draws at the observed rate)"
     )
+
+
+def is_likelihood(results: dict[str, Any]) -> bool:
+    """Whether ``results`` (an arena's, or a panel's ``measured``) has profile likelihood-ratio
+    intervals, as its ``rating_method`` says; older files without the words have bootstrap ones."""
+    return "profile likelihood-ratio" in results.get("rating_method", "")
 
 
 def bradley_terry(
@@ -372,8 +378,6 @@ def plot_ratings(results: dict[str, Any], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(6, 0.6 * len(order) + 1.2))
     ax.errorbar(elo, range(len(order)), xerr=[low, high], fmt="o", capsize=4)
     ax.set_yticks(range(len(order)), order)
-    from carnac_env.arena.report import is_likelihood
-
     kind = "profile likelihood-ratio" if is_likelihood(results) else "bootstrap"
     ax.set_xlabel(f"Elo (Bradley-Terry, mean 0) with 95% {kind} interval")
     ax.set_title(f"carnac arena: {results.get('board', '')}, {results.get('games_per_pair', '')} games per pair")

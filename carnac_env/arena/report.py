@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from carnac_env.arena.ratings import PRIOR_DRAWS, bradley_terry, interval_method
+from carnac_env.arena.ratings import PRIOR_DRAWS, bradley_terry, interval_method, is_likelihood
 
 
 def summarise(agents: list[str], lines: Iterable[str], seed: int, interval: str = "bootstrap") -> dict[str, Any]:
@@ -144,12 +144,6 @@ def format_table(results: dict[str, Any]) -> str:
             f"so the pair's result rests on {r['distinct']} different games and its intervals are too narrow."
         )
     return "\n".join(lines)
-
-
-def is_likelihood(results: dict[str, Any]) -> bool:
-    """Whether ``results`` (an arena's or a panel's) has profile likelihood-ratio intervals,
-    as its ``rating_method`` says; older files without the words have bootstrap ones."""
-    return "profile likelihood-ratio" in results.get("rating_method", "")
 
 
 #: How to read the ratings column, printed under every table (docs/agents.md, "The arena").
