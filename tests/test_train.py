@@ -153,6 +153,56 @@ def test_resume_continues_exactly(tmp_path):
         torch.testing.assert_close(resumed.net.state_dict()[name], value, rtol=0, atol=0)
 
 
+def test_the_learning_rate_schedule_steps_at_its_iterations_and_is_checked():
+    config = Config(**dict(TINY, lr=1e-3, lr_schedule="3:1e-4, 5:3e-5")).check()
+    assert [config.lr_at(i) for i in range(1, 7)] == [1e-3, 1e-3, 1e-4, 1e-4, 3e-5, 3e-5]
+    assert Config(**TINY).check().lr_at(10**6) == Config.lr  # no schedule: lr throughout
+    for bad, words in [
+        ("3", "step '3'; expected ITERATION:RATE"),
+        ("x:0.1", "step 'x:0.1'"),
+        ("0:0.1", "iteration"),
+        ("3:0", "rate"),
+        ("3:nan", "rate"),
+        ("5:0.1,3:0.01", "step '3:0.01' after iteration 5"),
+        ("3:0.1,3:0.01", "after iteration 3"),
+    ]:
+        with pytest.raises(CarnacError, match="lr_schedule") as err:
+            Config(**dict(TINY, lr_schedule=bad)).check()
+        assert words in str(err.value), (bad, err.value)
+
+
+def test_a_scheduled_step_trains_at_its_rate_and_the_curve_says_so(tmp_path):
+    settings = dict(TINY, eval_every=0, lr=1e-3, lr_schedule="2:0.0001")
+    with trainer(tmp_path, Config(**settings, iterations=2)) as t:
+        rows = t.run()
+        assert [row["lr"] for row in rows] == [1e-3, 1e-4]
+        assert [g["lr"] for g in t.optimizer.param_groups] == [1e-4]
+    with trainer(tmp_path / "plain", Config(**dict(TINY, eval_every=0, lr=0.002), iterations=1)) as t:
+        assert t.run()[0]["lr"] == 0.002  # no schedule: lr throughout
+
+
+def test_a_step_added_on_resume_gives_the_run_that_had_it_from_the_start(tmp_path):
+    settings = dict(TINY, eval_every=0)
+    with trainer(tmp_path / "a", Config(**settings, lr_schedule="3:0.0002", iterations=4)) as straight:
+        straight.run()
+    with trainer(tmp_path / "b", Config(**settings, iterations=2)) as first:
+        first.run()
+    before = (tmp_path / "b" / "config.json").read_text()
+    # a schedule that would change an iteration already done is refused, naming it, and changes nothing
+    with pytest.raises(CarnacError, match=r"iteration 2 the rate 0.0002, but it trained at 0.001.*from iteration 3 on"):
+        trainer(tmp_path / "b", lr_schedule="2:0.0002", iterations=4)
+    assert (tmp_path / "b" / "config.json").read_text() == before
+    with trainer(tmp_path / "b", lr_schedule="3:0.0002", iterations=4) as resumed:
+        assert resumed.config.lr_schedule == "3:0.0002"
+        resumed.run()
+    assert_same_run(straight, resumed)
+    # the command line takes it on resume too, where other settings are refused
+    resume = ["--out", str(tmp_path / "b"), "--iterations", "5", "--no-progress"]
+    assert run([*resume, "--lr-schedule", "3:0.0002,5:1e-5"]) == 0
+    with trainer(tmp_path / "b") as again:
+        assert again.iteration == 5 and again.curve[-1]["lr"] == 1e-5
+
+
 def test_resume_on_another_board_is_refused(tmp_path):
     with trainer(tmp_path, Config(**TINY, iterations=1)) as t:
         t.run()
@@ -406,6 +456,23 @@ def test_init_from_a_model_of_another_board(tmp_path):
             np.testing.assert_array_equal(small.net.state_dict()[name].numpy(), value)
     with pytest.raises(CarnacError, match="architecture"):
         trainer(tmp_path / "wide", Config(**dict(TINY, channels=16), init=str(source)))
+
+
+def test_output_piped_into_a_reader_that_quit_stops_quietly(tmp_path):
+    """``python -m carnac_env.train ... | head -1``: the reader is gone before the trainer prints;
+    the run still ends with its checkpoint written, exit 0, and no BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "carnac_env.train", "--out", str(tmp_path), "--iterations", "1", "--no-progress"]
+    for key, value in TINY.items():
+        args += [f"--{key.replace('_', '-')}", str(value)]
+    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # the reader quits before the first line
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert (tmp_path / "checkpoint.pt").is_file()
 
 
 def test_carnac_train_runs_the_same_command_line(tmp_path, capsys):

@@ -5,7 +5,9 @@
 settings are the checkpoint's; ``--iterations`` and ``--minutes`` are the new command's, and so
 are ``--workers`` and ``--ray``, which say where the self-play shards are played, not what they
 play, and the evaluation settings given (``--eval-every``, ``--eval-games``, ``--eval-sims``,
-``--eval-openings``, ``--eval-boards``, ``--mcts-sims``), which say what the run measures). Any
+``--eval-openings``, ``--eval-boards``, ``--mcts-sims``), which say what the run measures).
+``--lr-schedule`` may change on resume for the iterations still to come (a step of the learning
+rate added to a running run, which stays the run that schedule gives from the start). Any
 other setting given on resume that differs from the checkpoint's is refused, naming it.
 """
 
@@ -71,7 +73,9 @@ _HELP = {
     "eval_boards": "the built-in boards evaluated, comma-separated (default: every built-in board of the run)",
     "train_steps": "gradient steps per iteration",
     "batch_size": "positions per gradient step",
-    "lr": "AdamW learning rate",
+    "lr": "AdamW learning rate (before the first step of --lr-schedule)",
+    "lr_schedule": "steps of the learning rate, ITERATION:RATE,... (from iteration ITERATION on, RATE); on resume "
+    "it may change from the next iteration on, as if the run had had it from the start",
     "weight_decay": "AdamW weight decay",
     "buffer": "replay buffer size (positions; the oldest leave first)",
     "channels": "feature maps per convolution",
@@ -201,6 +205,7 @@ def main(args: argparse.Namespace) -> int:
                 iterations=args.iterations,
                 players=players,
                 evaluation=given,
+                lr_schedule=getattr(args, "lr_schedule", None),
             )
             with trainer:
                 _refuse_changed_settings(trainer, args)
@@ -260,7 +265,7 @@ def _refuse_changed_settings(trainer: Any, args: argparse.Namespace) -> None:
 
     if not trainer.iteration:
         return
-    kept = ("board", "iterations", *EVALUATION_SETTINGS)
+    kept = ("board", "iterations", "lr_schedule", *EVALUATION_SETTINGS)
     changed = [
         f"--{f.name.replace('_', '-')} {getattr(args, f.name)} (the run's: {getattr(trainer.config, f.name)})"
         for f in fields(Config)
@@ -295,4 +300,9 @@ def run(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run :func:`main`."""
     parser = argparse.ArgumentParser(prog="python -m carnac_env.train", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return main(parser.parse_args(argv))
+    try:
+        return main(parser.parse_args(argv))
+    except BrokenPipeError:  # piped into ``head`` or a pager that quit early; the checkpoint is saved
+        from carnac_env.cli import _quiet_broken_pipe
+
+        return _quiet_broken_pipe()

@@ -14,8 +14,10 @@ from carnac_env.train.mix import CUSTOM, BoardMix, largest_custom_board
 __all__ = [
     "REPLAY_BUDGET",
     "Config",
+    "check_schedule_change",
     "check_shards",
     "config_from",
+    "learning_rates",
     "replay_bytes",
     "search_bytes",
     "search_room",
@@ -62,6 +64,10 @@ class Config:
     train_steps: int = 50
     batch_size: int = 256
     lr: float = 1e-3
+    #: Steps of the learning rate, ``ITERATION:RATE,...``: from iteration ITERATION on (its
+    #: gradient steps included) AdamW trains at RATE; before the first step, at ``lr``. Empty:
+    #: ``lr`` throughout. It may grow on resume (:func:`check_schedule_change`).
+    lr_schedule: str = ""
     weight_decay: float = 1e-4
     buffer: int = 40_000
     channels: int = 32
@@ -120,6 +126,7 @@ class Config:
         _checks.number("training setting c", self.c, 0.0)
         _checks.number("training setting lr", self.lr, 0.0, 10.0, low_open=True)
         _checks.number("training setting weight_decay", self.weight_decay, 0.0, 10.0)
+        learning_rates(self.lr_schedule)
         for name in ("value_search", "value_playouts"):
             _checks.number(f"training setting {name}", getattr(self, name), 0.0, 1.0)
         if self.value_search + self.value_playouts > 1.0:
@@ -134,7 +141,7 @@ class Config:
         _checks.choice("training setting rule", self.rule, RULES)
         _checks.choice("training setting rules_inputs", self.rules_inputs, RULES_INPUTS)
         _checks.choice("training setting selfplay_backend", self.selfplay_backend, SELFPLAY_BACKENDS)
-        for name in ("board", "init", "mix", "eval_boards"):
+        for name in ("board", "init", "mix", "eval_boards", "lr_schedule"):
             if not isinstance(getattr(self, name), str):
                 raise CarnacError(f"training setting {name} must be text, got {getattr(self, name)!r}")
         mix = BoardMix.of(self.board, self.mix)
@@ -186,6 +193,15 @@ class Config:
                 f"{board.cols}): {need / (1 << 20):.0f} MB of search trees{twice}, more than a search's limit of "
                 f"{TREE_BUDGET >> 20} MB{fewer}{hint}"
             )
+
+    def lr_at(self, iteration: int) -> float:
+        """The learning rate of iteration ``iteration``'s gradient steps (iterations count from 1):
+        the last step of :attr:`lr_schedule` at or before it, else :attr:`lr`."""
+        rate = self.lr
+        for start, value in learning_rates(self.lr_schedule):
+            if start <= iteration:
+                rate = value
+        return rate
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (for JSON and checkpoints)."""
@@ -253,6 +269,56 @@ def searches(config: Config, mix: BoardMix) -> list[tuple[str, Board, int, int, 
                 found.append(("eval_sims", board, 1, config.eval_sims, 8, 1))
             found.append(("mcts_sims", board, 1, config.mcts_sims, 1, 2))
     return found
+
+
+def learning_rates(schedule: Any) -> list[tuple[int, float]]:
+    """The steps of a ``lr_schedule`` (``"ITERATION:RATE,..."``) as ``[(iteration, rate), ...]``,
+    iterations rising from 1, each rate in (0, 10]; ``""`` gives no steps.
+
+    Raises:
+        CarnacError: naming the step that is not ``ITERATION:RATE`` or out of order.
+    """
+    if not isinstance(schedule, str):
+        raise CarnacError(f"training setting lr_schedule must be text, got {schedule!r}")
+    steps: list[tuple[int, float]] = []
+    for item in filter(None, (part.strip() for part in schedule.split(","))):
+        start, sep, rate = item.partition(":")
+        try:
+            parsed = (int(start), float(rate))
+        except ValueError:
+            parsed = None
+        if not sep or parsed is None:
+            raise CarnacError(
+                f"training setting lr_schedule has step {item!r}; expected ITERATION:RATE, e.g. 1000:0.0001"
+            )
+        _checks.whole(f"training setting lr_schedule step {item!r}: iteration", parsed[0], 1, 10**7)
+        _checks.number(f"training setting lr_schedule step {item!r}: rate", parsed[1], 0.0, 10.0, low_open=True)
+        if steps and parsed[0] <= steps[-1][0]:
+            raise CarnacError(
+                f"training setting lr_schedule has step {item!r} after iteration {steps[-1][0]}; "
+                "expected the steps' iterations to rise"
+            )
+        steps.append(parsed)
+    return steps
+
+
+def check_schedule_change(config: Config, schedule: str, done: int) -> None:
+    """Whether a run of ``config`` that has done ``done`` iterations may resume with
+    ``lr_schedule=schedule``: only if every iteration already done keeps its rate, so that the
+    run is the one the new schedule would have given from the start.
+
+    Raises:
+        CarnacError: a bad schedule, or one that changes the rate of an iteration done, naming it.
+    """
+    learning_rates(schedule)
+    new = Config(**dict(config.as_dict(), lr_schedule=schedule))
+    for iteration in range(1, done + 1):
+        if new.lr_at(iteration) != config.lr_at(iteration):
+            raise CarnacError(
+                f"--lr-schedule {schedule!r} gives iteration {iteration} the rate {new.lr_at(iteration):g}, but "
+                f"it trained at {config.lr_at(iteration):g} (the run has done {done}); a schedule can change on resume "
+                f"only from iteration {done + 1} on"
+            )
 
 
 def check_shards(shards: Any, games: int) -> int:

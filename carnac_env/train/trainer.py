@@ -68,7 +68,7 @@ from carnac_env.models import PolicyValueNet, load, model_path, save
 from carnac_env.models.network import NUM_PLANES, rules_vector
 from carnac_env.train import checkpoint
 from carnac_env.train.checkpoint import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, COUNTERS
-from carnac_env.train.config import Config, config_from
+from carnac_env.train.config import Config, check_schedule_change, config_from
 from carnac_env.train.curve import write_curve, write_log
 from carnac_env.train.evaluation import evaluate_board
 from carnac_env.train.mix import CUSTOM, GENERAL, BoardMix, random_board
@@ -100,6 +100,9 @@ class Trainer:
         evaluation: settings of :data:`EVALUATION_SETTINGS` that override a resumed run's (they
             change what the run measures, never what it plays or learns; a change restarts the
             comparison that picks ``best.npz``).
+        lr_schedule: a resumed run's new ``lr_schedule`` (see :class:`Config`); only the rates of
+            iterations not yet done may change (the run stays the one the new schedule would
+            have given from the start). A new run takes it from ``config``.
         players: where the shards of a run with ``selfplay_shards > 1`` are played: an open
             player of :func:`carnac_env.train.workers.shard_players` (local processes or Ray
             actors), or None for this process. The results do not depend on it.
@@ -117,6 +120,7 @@ class Trainer:
         iterations: int | None = None,
         players: Any = None,
         evaluation: dict[str, Any] | None = None,
+        lr_schedule: str | None = None,
     ) -> None:
         self.out = Path(out)
         self.progress = progress
@@ -125,7 +129,7 @@ class Trainer:
         self._held = ExitStack()
         self._held.enter_context(_files.lock_folder(self.out, "train"))
         try:
-            self._open(config, iterations, players, evaluation or {})
+            self._open(config, iterations, players, evaluation or {}, lr_schedule)
         except BaseException:
             self.close()
             raise
@@ -140,7 +144,14 @@ class Trainer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _open(self, config: Config | None, iterations: int | None, players: Any, evaluation: dict[str, Any]) -> None:
+    def _open(
+        self,
+        config: Config | None,
+        iterations: int | None,
+        players: Any,
+        evaluation: dict[str, Any],
+        lr_schedule: str | None = None,
+    ) -> None:
         saved_path = next((p for p in (self.checkpoint_path, self.resume_path) if p.exists()), None)
         data = checkpoint.read(saved_path) if saved_path is not None else None
         if data is not None:
@@ -194,6 +205,9 @@ class Trainer:
             if changed:
                 self.best_score = -1.0  # the next evaluation, under the new settings, starts the comparison
             write_log(self.out, self.curve)  # a line lost to a kill between checkpoint and log comes back
+        if lr_schedule is not None and lr_schedule != c.lr_schedule:
+            check_schedule_change(c, lr_schedule, self.iteration)
+            c.lr_schedule = lr_schedule
         _files.write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
 
     # ---------------------------------------------------------------- checkpoints
@@ -447,6 +461,10 @@ class Trainer:
             self.replay.add(board, samples)
         self.games_played += stats["games"]
         self.positions += stats["positions"]
+        if c.lr_schedule:
+            rate = c.lr_at(self.iteration + 1)
+            for group in self.optimizer.param_groups:
+                group["lr"] = rate
         losses = [self.train_step() for _ in range(c.train_steps)]
         self._check_finite(losses)
         self.iteration += 1
@@ -464,6 +482,7 @@ class Trainer:
         for key in losses[0]:
             row[key] = round(float(np.mean([loss[key] for loss in losses])), 4)
         row["first_loss"] = round(losses[0]["loss"], 4)
+        row["lr"] = c.lr_at(self.iteration)
         if c.eval_every and self.iteration % c.eval_every == 0:
             self.net.eval()
             row.update(self.evaluate())
@@ -497,8 +516,8 @@ class Trainer:
         kept = f"iteration {self.iteration}" if self.iteration else "no iteration"
         raise CarnacError(
             f"training diverged in iteration {self.iteration + 1}: {what} is NaN or infinite after its "
-            f"training steps (lr={self.config.lr:g}); nothing of this iteration was saved ({self.out} holds "
-            f"{kept}); start again with a lower --lr"
+            f"training steps (lr={self.config.lr_at(self.iteration + 1):g}); nothing of this iteration was saved "
+            f"({self.out} holds {kept}); start again with a lower --lr"
         )
 
     def run(self, minutes: float = 0.0) -> list[dict[str, Any]]:
