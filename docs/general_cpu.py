@@ -2,6 +2,7 @@
 
     python docs/general_cpu.py                                   # the committed run's curve
     python docs/general_cpu.py runs/general/curve.csv
+    python docs/general_cpu.py examples/models/general-run-lr4     # a run's folder: its curve.csv
 
 Prints a Markdown table for docs/training.md: each board's self-play games and CPU hours (the
 curve's ``selfplay_cpu@BOARD`` column, summed over iterations; a board's games are its groups of
@@ -71,9 +72,15 @@ def table(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("curve", nargs="?", default=str(CURVE), help="a run's curve.csv")
+    parser.add_argument("curve", nargs="?", default=str(CURVE), help="a run's curve.csv, or the run's folder")
     args = parser.parse_args(argv)
-    print(table(Path(args.curve)))
+    path = Path(args.curve)
+    if path.is_dir():
+        path = path / "curve.csv"
+    missing = [p for p in (path, path.with_name("config.json")) if not p.is_file()]
+    if missing:
+        parser.error(f"{missing[0]} is not a file; expected a run's curve.csv with its config.json beside it")
+    print(table(path))
     return 0
 
 

@@ -77,3 +77,8 @@ def test_the_cpu_table_sums_each_boards_self_play_and_leaves_the_rest_to_the_lea
         == "| the learner (gradient steps, evaluations) | | 0.90 | 22% |"
     )
     assert rows["all"] == "| **all** | 128 | **4.00** | 100% |"
+    # the command line takes the run's folder too, and says what is missing instead of a traceback
+    assert cpu.main([str(tmp_path)]) == 0
+    with pytest.raises(SystemExit) as stop:
+        cpu.main([str(tmp_path / "nowhere")])
+    assert stop.value.code == 2

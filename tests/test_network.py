@@ -140,9 +140,15 @@ def winograd(net: PolicyValueNet) -> PolicyValueNet:
     return twin
 
 
-def relative(logits: np.ndarray) -> float:
-    """Winograd's bound: 1e-6 of the largest logit (at least 1e-6)."""
-    return 1e-6 * max(1.0, float(np.abs(logits).max(initial=0.0)))
+def relative(logits: np.ndarray, share: float = 1e-6) -> float:
+    """A float32 bound: ``share`` of the largest logit (at least ``share``)."""
+    return share * max(1.0, float(np.abs(logits).max(initial=0.0)))
+
+
+#: Winograd's bound, as a share of the largest logit. Its transforms round a little more than the
+#: definition's order in float32: general-g6 on large's random planes came to 1.1e-6 of logits of
+#: 31 (a bug is off by far more: a wrong tile or transform moves logits by whole units).
+WINOGRAD_SHARE = 2e-6
 
 
 @pytest.fixture(scope="module")
@@ -207,14 +213,14 @@ def test_each_position_is_evaluated_on_its_own(shipped):
 
 
 @pytest.mark.parametrize("board", BOARDS)
-def test_winograd_stays_within_a_millionth_of_the_logits(shipped, board):
+def test_winograd_stays_within_two_millionths_of_the_logits(shipped, board):
     b = make_board(board)
     batches = (real_observations(board, 100, seed=8), random_observations(b.rows, b.cols, 60, seed=9, density=0.5))
     for net in shipped.values():
         fast = winograd(net)
         for obs in batches:
             want = reference_forward(net, obs, b.megaliths)
-            assert_close(fast.forward(obs, b.megaliths), want, relative(want[0]))
+            assert_close(fast.forward(obs, b.megaliths), want, relative(want[0], WINOGRAD_SHARE))
 
 
 @pytest.mark.parametrize(
@@ -224,7 +230,7 @@ def test_winograd_on_odd_boards_and_architectures(rows, cols, channels, blocks):
     net = random_net(channels, blocks, 9, seed=rows)
     obs = random_observations(rows, cols, 21, seed=cols)
     want = reference_forward(net, obs)
-    assert_close(winograd(net).forward(obs), want, relative(want[0]))
+    assert_close(winograd(net).forward(obs), want, relative(want[0], WINOGRAD_SHARE))
 
 
 def test_convolution_is_one_of_the_two(shipped):
