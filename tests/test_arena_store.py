@@ -260,3 +260,28 @@ def test_sigterm_stops_the_workers_and_keeps_finished_games(tmp_path: Path) -> N
     kept = ArenaStore(out).load_games(expected, make_board("petit_menec"))
     assert len(kept) == 2
     assert not (out / "results.json").exists()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the dropped exception
+def test_a_sigterm_whose_exception_was_lost_still_stops_the_loop_at_its_next_step() -> None:
+    """Python drops an exception raised in a finalizer or a weakref callback ("Exception ignored
+    in ..."), and SIGTERM's can land there: the handler also records the signal, which
+    check_terminated turns into ArenaTerminated between a loop's steps (seen: a training run that
+    went on after SIGTERM, its exception printed and dropped inside a WeakSet callback)."""
+    import weakref
+
+    from carnac_env.arena.runner import ArenaTerminated, check_terminated, sigterm_as_interrupt
+
+    class Thing:
+        pass
+
+    with sigterm_as_interrupt():
+        check_terminated()  # nothing yet
+        thing = Thing()
+        # the signal arrives while a weakref callback runs, and its exception is dropped there
+        ref = weakref.ref(thing, lambda _: os.kill(os.getpid(), signal.SIGTERM))
+        del thing
+        assert ref() is None  # the loop would go on here
+        with pytest.raises(ArenaTerminated):
+            check_terminated()
+    check_terminated()  # the block's end forgets it

@@ -17,7 +17,7 @@ from carnac_env.agents.warmup import warm_up
 from carnac_env.arena.ratings import check_interval
 from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
 from carnac_env.arena.report import format_table, summarise
-from carnac_env.arena.runner import Finished, local_games, sigterm_as_interrupt
+from carnac_env.arena.runner import Finished, check_terminated, local_games, sigterm_as_interrupt
 from carnac_env.arena.schedule import ArenaGame, ArenaSettings, check_workers, schedule
 from carnac_env.arena.store import ArenaStore, Key
 from carnac_env.core.boards import Board
@@ -218,6 +218,7 @@ def _store_games(store: ArenaStore, finished: Iterator[Finished], bar: GameBar |
         for key, line in finished:
             out.line(line)
             done[key] = line
+            check_terminated()  # a SIGTERM whose exception was lost stops here, this game kept
             if bar is not None:
                 bar.game_over()
             if hold is not None and len(done) == hold[0]:

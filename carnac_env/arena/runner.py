@@ -18,6 +18,7 @@ during a long game, not only when one ends.
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -206,12 +207,23 @@ class ArenaTerminated(KeyboardInterrupt):
     """SIGTERM reached the arena; handled like Ctrl-C (workers stopped, finished games kept)."""
 
 
+#: Set by :func:`sigterm_as_interrupt`'s handler: the SIGTERM that :func:`check_terminated` acts on
+#: when the handler's exception was lost.
+_TERMINATED = threading.Event()
+
+
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM raises :class:`ArenaTerminated` (in the main thread only;
-    elsewhere the block runs unchanged)."""
+    elsewhere the block runs unchanged).
+
+    Python drops an exception raised while it runs a finalizer or a weakref callback (it prints
+    "Exception ignored in ..." and goes on), and a signal can land there; so the handler also
+    records the signal, and loops call :func:`check_terminated` between their steps to stop all
+    the same."""
 
     def handler(signum: int, frame: Any) -> None:
+        _TERMINATED.set()
         raise ArenaTerminated(f"signal {signum}")
 
     try:
@@ -219,7 +231,16 @@ def sigterm_as_interrupt() -> Iterator[None]:
     except ValueError:  # not the main thread
         yield
         return
+    _TERMINATED.clear()
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        _TERMINATED.clear()
+
+
+def check_terminated() -> None:
+    """Raise :class:`ArenaTerminated` if SIGTERM reached :func:`sigterm_as_interrupt`'s block and
+    its exception was lost (see there); nothing otherwise. Call it between steps of a loop."""
+    if _TERMINATED.is_set():
+        raise ArenaTerminated(f"signal {signal.SIGTERM.value}")

@@ -14,6 +14,7 @@ other setting given on resume that differs from the checkpoint's is refused, nam
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -303,6 +304,5 @@ def run(argv: list[str] | None = None) -> int:
     try:
         return main(parser.parse_args(argv))
     except BrokenPipeError:  # piped into ``head`` or a pager that quit early; the checkpoint is saved
-        from carnac_env.cli import _quiet_broken_pipe
-
-        return _quiet_broken_pipe()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0

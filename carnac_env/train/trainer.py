@@ -61,6 +61,7 @@ import torch
 from torch.nn import functional
 
 from carnac_env import _files
+from carnac_env.arena.runner import check_terminated
 from carnac_env.core.boards import BOARDS, Board, make_board
 from carnac_env.core.symmetry import symmetries, symmetry
 from carnac_env.errors import CarnacError
@@ -536,6 +537,7 @@ class Trainer:
             for _ in range(remaining):
                 row = self.run_iteration()
                 rows.append(row)
+                check_terminated()  # a SIGTERM whose exception was lost stops here, this iteration saved
                 if bar is not None:
                     shown = {"games": row["games"], "loss": row["loss"]}
                     if "vs_greedy" in row:
