@@ -282,6 +282,8 @@ def test_a_sigterm_whose_exception_was_lost_still_stops_the_loop_at_its_next_ste
         ref = weakref.ref(thing, lambda _: os.kill(os.getpid(), signal.SIGTERM))
         del thing
         assert ref() is None  # the loop would go on here
+        with sigterm_as_interrupt():  # a block nested in this one keeps the record
+            pass
         with pytest.raises(ArenaTerminated):
             check_terminated()
-    check_terminated()  # the block's end forgets it
+    check_terminated()  # the outermost block's end forgets it

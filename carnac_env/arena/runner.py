@@ -226,17 +226,23 @@ def sigterm_as_interrupt() -> Iterator[None]:
         _TERMINATED.set()
         raise ArenaTerminated(f"signal {signum}")
 
+    handler.sigterm_as_interrupt = True  # type: ignore[attr-defined]
     try:
         previous = signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread
         yield
         return
-    _TERMINATED.clear()
+    # only the outermost block starts and ends the record: a block nested in another (an arena
+    # run inside a caller's block) must not forget a signal the outer one still has to act on
+    outermost = not getattr(previous, "sigterm_as_interrupt", False)
+    if outermost:
+        _TERMINATED.clear()
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-        _TERMINATED.clear()
+        if outermost:
+            _TERMINATED.clear()
 
 
 def check_terminated() -> None:
