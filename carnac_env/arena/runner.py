@@ -18,6 +18,7 @@ during a long game, not only when one ends.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -220,7 +221,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
     Python drops an exception raised while it runs a finalizer or a weakref callback (it prints
     "Exception ignored in ..." and goes on), and a signal can land there; so the handler also
     records the signal, and loops call :func:`check_terminated` between their steps to stop all
-    the same."""
+    the same. Within the block such a dropped :class:`ArenaTerminated` is not printed (the
+    record stands for it); other unraisable exceptions still are."""
 
     def handler(signum: int, frame: Any) -> None:
         _TERMINATED.set()
@@ -237,11 +239,19 @@ def sigterm_as_interrupt() -> Iterator[None]:
     outermost = not getattr(previous, "sigterm_as_interrupt", False)
     if outermost:
         _TERMINATED.clear()
+        hook = sys.unraisablehook
+
+        def quiet(unraisable: Any) -> None:  # the record carries a dropped ArenaTerminated: no traceback
+            if not isinstance(unraisable.exc_value, ArenaTerminated):
+                hook(unraisable)
+
+        sys.unraisablehook = quiet
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
         if outermost:
+            sys.unraisablehook = hook
             _TERMINATED.clear()
 
 
