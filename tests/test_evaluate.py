@@ -198,6 +198,47 @@ def test_a_panel_member_lands_within_its_stored_interval(tiny_panel: Path, tmp_p
     assert card["rating"]["ci_low"] <= greedy.elo <= card["rating"]["ci_high"]
 
 
+def test_card_records_the_model_file_it_measured(tiny_panel: Path, tmp_path: Path) -> None:
+    """An az card names the model and its sha256, and so does the evaluation's settings: a
+    folder holding an evaluation of one network does not resume with another file."""
+    from carnac_env.models import model_digest, model_path
+
+    card = _evaluate(tiny_panel, tmp_path / "az", agent="az:sims=0", games=2)
+    general = {"model": "general", "sha256": model_digest(model_path("general"))}
+    assert card["model"] == general and card["model"]["sha256"].startswith("sha256:")
+    assert json.loads((tmp_path / "az" / "arena.json").read_text())["model"] == general
+    assert "model: general (sha256:" in format_card(card)
+    assert "model" not in _evaluate(tiny_panel, tmp_path / "greedy", games=2)  # no model file
+    copy = tmp_path / "net.npz"
+    shutil.copyfile(model_path("small"), copy)
+    spec = f"az:sims=0:model={copy}"
+    first = _evaluate(tiny_panel, tmp_path / "file", agent=spec, games=2)
+    assert first["model"] == {"model": str(copy), "sha256": model_digest(model_path("small"))}
+    copy.write_bytes(model_path("small").read_bytes())  # written again, the same bytes: resumes
+    assert _evaluate(tiny_panel, tmp_path / "file", agent=spec, games=2) == first
+    shutil.copyfile(model_path("general"), copy)  # another network at the same path: refused, nothing played
+    with pytest.raises(CarnacError, match=r"other settings.*sha256"):
+        _evaluate(tiny_panel, tmp_path / "file", agent=spec, games=2)
+
+
+def test_shipped_az_cards_measured_the_model_shipped_now() -> None:
+    """Every stored card and endgame row of plain ``az`` (any options but ``model=``) names the
+    model that plays its board today, by the file's sha256: a new default model without its
+    re-played cards fails here (docs/training.md, "Shipping a general generation")."""
+    from carnac_env.agents import make
+    from carnac_env.evaluate.card import model_record
+
+    script = _load_script("make_leaderboard")
+    rows = [json.loads(p.read_text()) for p in sorted((ROOT / "docs" / "cards").glob("*/az*.json"))]
+    rows += [r for r in script.load_endgames_results()["results"] if r["agent"].startswith("az")]
+    assert len(rows) >= 2 * 19 + 2 * 7
+    for row in rows:
+        assert "model=" not in row["agent"]
+        now = model_record(make(row["agent"]), make_board(row["board"]))
+        where = f"{row['agent']} on {row.get('panel', {}).get('id', row['board'])}"
+        assert row.get("model") == now, f"{where} measured {row.get('model')}, the model now is {now}"
+
+
 def test_evaluation_games_alternate_seats_and_use_the_arena_seeds(tiny_panel: Path) -> None:
     from carnac_env.arena import game_seed
 

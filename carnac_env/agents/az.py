@@ -48,10 +48,11 @@ import numpy as np
 from carnac_env.agents.base import SeededAgent, option
 from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, solver_move
 from carnac_env.agents.registry import register
+from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, cached, model_for, model_path, plays
+from carnac_env.models import PolicyValueNet, cached, default_model, model_digest, model_for, model_path, plays
 from carnac_env.search import PUCT, Gumbel, Network, Search
 
 __all__ = ["AZAgent", "check_board"]
@@ -60,10 +61,10 @@ RULES = ("puct", "gumbel")
 BACKENDS = ("numpy", "onnx", "onnx-int8")
 
 
-def check_board(net: PolicyValueNet, state: GameState) -> None:
+def check_board(net: PolicyValueNet, state: GameState | Board) -> None:
     """Raise :class:`CarnacError` unless ``net`` was trained for the rules of ``state``'s board
-    (:func:`carnac_env.models.plays`: a general model plays any board)."""
-    board = state.board
+    (or of the board itself; :func:`carnac_env.models.plays`: a general model plays any board)."""
+    board = state if isinstance(state, Board) else state.board
     mine = net.header["board"]
     if not plays(net, board):
         raise CarnacError(
@@ -121,6 +122,23 @@ class AZAgent(SeededAgent):
             check_board(self._net, state)
             return self._net
         return model_for(state.board)[0]
+
+    def model_used(self, board: Board) -> dict[str, str]:
+        """Which model file plays ``board``: ``{"model": name, "sha256": digest}``, the ``model``
+        option as given (a shipped name or a path) or the board's default model's name
+        (:func:`~carnac_env.models.default_model`), and :func:`~carnac_env.models.model_digest` of
+        its file. Evaluation cards record it, so a card shows which network it measured.
+
+        Raises:
+            CarnacError: no model plays ``board`` (the option's model is trained under other
+                rules, or no shipped model is).
+        """
+        if self.model:
+            check_board(self._net, board)
+            return {"model": self.model, "sha256": model_digest(model_path(self.model))}
+        model_for(board)  # says why when no shipped model plays the board
+        name = default_model(board)
+        return {"model": name, "sha256": model_digest(model_path(name))}
 
     def _evaluator_net(self, net: PolicyValueNet) -> Any:
         """``net``, or its onnxruntime twin (one per network) for the ``backend`` option."""

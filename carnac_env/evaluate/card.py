@@ -100,8 +100,9 @@ def evaluate(
     if not isinstance(agent, str) or not agent.strip():
         raise CarnacError(f"the agent to evaluate must be a spec string such as 'greedy', got {agent!r}")
     spec = agent.strip()
-    make(spec)  # fail early on a bad spec
+    player = make(spec)  # fail early on a bad spec
     chosen = load_panel(panel, board, trust_code=trust_panel_code)
+    model = model_record(player, chosen.board)
     games = check_games(chosen.default_games if games is None else games)
     seed = check_seed(chosen.default_seed if seed is None else seed)
     openings = _checks.whole(
@@ -119,18 +120,27 @@ def evaluate(
         "seed": seed,
         "carnac_env": __version__,
         **({"openings": openings} if openings else {}),
+        **({"model": model} if model else {}),
     }
     store = ArenaStore(out)
     planned = evaluation_games(spec, chosen, games, seed, openings)
     card_path = Path(out) / "card.json"
     with lock_folder(store.out, "evaluate"):
         lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
-        card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel, openings)
+        card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel, openings, model)
         write_text(store.games_path, "".join(line + "\n" for line in lines), if_changed=True)
         write_json(card_path, card, if_changed=True)
     echo(format_card(card))
     echo(f"card: {card_path}; games: {store.games_path}")
     return card
+
+
+def model_record(agent: Any, board: Board) -> dict[str, str] | None:
+    """Which model file ``agent`` plays on ``board``, for its card: the agent's
+    ``model_used(board)`` (``{"model": name, "sha256": digest}``, as
+    :meth:`carnac_env.agents.az.AZAgent.model_used`), or None for an agent without a model file."""
+    used = getattr(agent, "model_used", None)
+    return dict(used(board)) if callable(used) else None
 
 
 def make_card(
@@ -143,8 +153,10 @@ def make_card(
     version: str,
     panel_arg: str | Path | None = None,
     openings: int = 0,
+    model: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The card of a finished evaluation (``lines`` in ``planned``'s order)."""
+    """The card of a finished evaluation (``lines`` in ``planned``'s order); ``model``: the
+    agent's :func:`model_record`, kept on the card as ``"model"``."""
     tally = {m.spec: {"wins": 0, "draws": 0, "losses": 0} for m in panel.members}
     for game, line in zip(planned, lines):
         winner = json.loads(line)["result"]["winner"]
@@ -169,6 +181,7 @@ def make_card(
         "games_per_opponent": games,
         "seed": seed,
         **({"openings": openings} if openings else {}),
+        **({"model": model} if model else {}),
         "games": len(planned),
         "totals": totals,
         "opponents": opponents,
@@ -195,6 +208,8 @@ def format_card(card: dict[str, Any]) -> str:
         + (f" from {card['openings']}-ply openings" if card.get("openings") else "")
         + f", seed {card['seed']}, carnac_env {card['carnac_env']}"
     )
+    if card.get("model"):
+        head += f"\nmodel: {printable(card['model']['model'])} ({card['model']['sha256'][:19]}...)"
     width = max(10, *(len(printable(o["spec"])) for o in card["opponents"])) + 2
     lines = [head, "", "opponent".ljust(width) + "panel elo".rjust(10) + "wins".rjust(7) + "draws".rjust(7)]
     lines[-1] += "losses".rjust(8) + "score".rjust(8)

@@ -60,6 +60,7 @@ from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text, parse_action
 from carnac_env.core.record import MAX_MOVE_CHARS
 from carnac_env.errors import CarnacError, SolveLimitError
+from carnac_env.evaluate.card import model_record
 from carnac_env.evaluate.panel import versioned_ids
 
 __all__ = [
@@ -453,6 +454,8 @@ class EndgameErrors:
         set_id: the set's id (``small-v1``).
         seed: the evaluation seed.
         moves: per position, ``(value, value of the agent's move, the move in notation)``.
+        model: which model file the agent played (:func:`~carnac_env.evaluate.card.model_record`),
+            or None for an agent without one.
     """
 
     agent: str
@@ -460,6 +463,7 @@ class EndgameErrors:
     set_id: str
     seed: int
     moves: tuple[tuple[int, int, str], ...]
+    model: dict[str, str] | None = None
 
     def _count(self, value: int | None) -> Share:
         judged = [(v, m) for v, m, _ in self.moves if value is None or v == value]
@@ -496,6 +500,7 @@ class EndgameErrors:
             "won": self.won.to_dict(),
             "drawn": self.drawn.to_dict(),
             "won_to_loss": self.won_to_loss,
+            **({"model": self.model} if self.model else {}),
         }
 
 
@@ -536,10 +541,10 @@ def endgame_errors(
         if not agent.strip():
             raise CarnacError("the agent must be a spec such as 'greedy', got an empty string")
         name = agent.strip()
-        make(name)  # fail early on a bad spec
+        model = model_record(make(name), chosen.board)  # fails early on a bad spec
     else:
         name = type(agent).__name__
-        make(agent)  # refuses what is not an agent
+        model = model_record(make(agent), chosen.board)  # refuses what is not an agent
     moves = []
     for index, position in enumerate(chosen.positions):
         player = make(name, seed=position_seed(seed, name, chosen.id, index)) if isinstance(agent, str) else agent
@@ -553,7 +558,7 @@ def endgame_errors(
         moves.append((position.value, position.value_of(int(action)), text))
         if progress is not None:
             progress(index + 1, len(chosen.positions))
-    return EndgameErrors(name, chosen.board.name, chosen.id, seed, tuple(moves))
+    return EndgameErrors(name, chosen.board.name, chosen.id, seed, tuple(moves), model)
 
 
 def _cell(share: Share) -> str:

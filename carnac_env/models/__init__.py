@@ -29,6 +29,7 @@ rounded differently in the last bits. :func:`load` gives a network in the defini
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from pathlib import Path
 
@@ -56,6 +57,7 @@ __all__ = [
     "default_model",
     "generations",
     "load",
+    "model_digest",
     "model_for",
     "model_path",
     "parameter_shapes",
@@ -135,6 +137,20 @@ def cached(path: str | Path) -> PolicyValueNet:
         net.convolution = PLAY_CONVOLUTION
         _CACHE[stamp] = net
     return _CACHE[stamp]
+
+
+_DIGESTS: dict[str, str] = {}
+
+
+def model_digest(path: str | Path) -> str:
+    """``"sha256:<hex>"`` of the model file's bytes: what an evaluation records of the network
+    it measured, so that a card can be checked against the model shipped now (kept while the
+    file is unchanged, by path and modification time, as :func:`cached`)."""
+    path = Path(path)
+    stamp = f"{path.resolve()}:{path.stat().st_mtime_ns}"
+    if stamp not in _DIGESTS:
+        _DIGESTS[stamp] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    return _DIGESTS[stamp]
 
 
 def plays(net: PolicyValueNet, board: Board) -> bool:
