@@ -273,6 +273,32 @@ def test_other_settings_in_the_same_folder_are_refused(tmp_path: Path) -> None:
         run_arena(AGENTS[:2], tmp_path, board="petit_menec", games=3, progress=False, echo=quiet)
 
 
+def test_the_model_files_agents_play_are_recorded_and_checked_on_resume(tmp_path: Path) -> None:
+    """arena.json and results.json name each model-playing agent's file by sha256; the same spec
+    over another file at the same path does not resume the folder."""
+    import shutil
+
+    from carnac_env.models import model_digest, model_path
+
+    net = tmp_path / "net.npz"
+    shutil.copyfile(model_path("general"), net)
+    agents = ["greedy", f"az:sims=0:model={net}", "az:sims=0"]
+    results = run_arena(agents, tmp_path / "a", board="petit_menec", games=2, progress=False, echo=quiet)
+    general = model_digest(model_path("general"))
+    expected = {agents[1]: {"model": str(net), "sha256": general}, agents[2]: {"model": "general", "sha256": general}}
+    assert results["models"] == expected
+    assert json.loads((tmp_path / "a" / "arena.json").read_text())["models"] == expected
+    assert "models" not in run_arena(
+        AGENTS[:2], tmp_path / "b", board="petit_menec", games=2, progress=False, echo=quiet
+    )
+    shutil.copyfile(model_path("small"), net)  # another network, same path: refused (small cannot play petit_menec
+    shutil.copyfile(model_path("general-g1"), net)  # either), so a generation of the general model instead
+    before = (tmp_path / "a" / "games.jsonl").read_bytes()
+    with pytest.raises(CarnacError, match=r"other settings \(models: "):
+        run_arena(agents, tmp_path / "a", board="petit_menec", games=2, progress=False, echo=quiet)
+    assert (tmp_path / "a" / "games.jsonl").read_bytes() == before
+
+
 def test_foreign_lines_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "games.jsonl"
     path.write_text('{"pair": ["x", "y"], "game": 0, "seed": 1}\n{"pair": ["x", "y"], "game": 1, "seed": 1}\n')

@@ -20,7 +20,7 @@ from carnac_env.agents.base import Option, SeededAgent, option, options_of
 from carnac_env.agents.greedy import GreedyAgent, evaluate
 from carnac_env.agents.listing import agent_table, describe_agents
 from carnac_env.agents.mcts import MCTSAgent
-from carnac_env.agents.protocol import Agent, FunctionAgent, game_of, observe
+from carnac_env.agents.protocol import Agent, FunctionAgent, game_of, model_record, observe
 from carnac_env.agents.random_agent import RandomAgent
 from carnac_env.agents.registry import agent_names, register
 from carnac_env.agents.specs import make, parse_spec
@@ -41,6 +41,7 @@ __all__ = [
     "evaluate",
     "game_of",
     "make",
+    "model_record",
     "observe",
     "option",
     "options_of",

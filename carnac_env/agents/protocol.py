@@ -8,7 +8,9 @@ rules (``state.legal_actions()``, ``state.apply`` on a copy); learned agents rea
 environments show the player to act, :func:`observe` (the same arrays as the AEC env's
 ``env.observe(env.agent_selection)``). An agent may also have ``reset(seed)``, called before
 each game (the arena seeds every game this way), and should be picklable (the arena sends
-agents to worker processes).
+agents to worker processes). An agent that plays a model file may say which with
+``model_used(board) -> {"model": name, "sha256": digest}`` (:func:`model_record`), which the
+arena and the evaluation cards record.
 
 Every caller in the package passes a ``GameState``: the arena, ``carnac play``, the browser
 game, the Gymnasium env's opponent and the vector env's opponent (which holds no AEC env: the
@@ -24,11 +26,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import legal_mask, observation_planes
 from carnac_env.errors import CarnacError
 
-__all__ = ["Agent", "FunctionAgent", "game_of", "observe"]
+__all__ = ["Agent", "FunctionAgent", "game_of", "model_record", "observe"]
 
 
 @runtime_checkable
@@ -77,3 +80,11 @@ class FunctionAgent:
 
     def reset(self, seed: int | None = None) -> None:
         """Functions keep no state."""
+
+
+def model_record(agent: Any, board: Board) -> dict[str, str] | None:
+    """Which model file ``agent`` plays on ``board``, for the arena's and the cards' records: the agent's
+    ``model_used(board)`` (``{"model": name, "sha256": digest}``, as
+    :meth:`carnac_env.agents.az.AZAgent.model_used`), or None for an agent without a model file."""
+    used = getattr(agent, "model_used", None)
+    return dict(used(board)) if callable(used) else None

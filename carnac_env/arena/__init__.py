@@ -9,7 +9,9 @@ workers, and an interrupted run resumed later plays exactly the games that are m
 Files written to the output folder:
 
 * ``arena.json``: the arena's settings (board, rules, agents, games per pair, seed and
-  the package version); a rerun with different settings into the same folder is refused,
+  the package version; ``models``: the model file each model-playing agent such as ``az``
+  plays, by name and sha256, :func:`~carnac_env.agents.model_record`); a rerun with different
+  settings into the same folder is refused (another network under the same name included),
   and so are games without their settings (see :mod:`carnac_env.arena.store`).
 * ``games.jsonl``: one game record per line (see :mod:`carnac_env.core.record`), with
   extra keys ``agents`` (``[Red name, White name]``), ``pair`` (``[a, b]``), ``game``
@@ -21,7 +23,7 @@ Files written to the output folder:
   played again.
 * ``results.json``: ``agents``, ``pairs`` (``{"a", "b", "wins_a", "wins_b", "draws"}``),
   ``standings`` and ``ratings`` (name -> ``{"elo", "ci_low", "ci_high"}``), see
-  :func:`bradley_terry`.
+  :func:`bradley_terry`; and ``models`` as in ``arena.json`` when an agent plays a model file.
 * ``ratings.png``: the ratings with their intervals, when matplotlib is installed.
 
 The progress bar needs tqdm; the plot needs matplotlib (``pip install 'carnac-env[plot]'``).

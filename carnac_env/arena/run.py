@@ -12,7 +12,7 @@ from typing import Any
 
 from carnac_env._files import lock_folder
 from carnac_env._version import __version__
-from carnac_env.agents import make
+from carnac_env.agents import make, model_record
 from carnac_env.agents.warmup import warm_up
 from carnac_env.arena.ratings import check_interval
 from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
@@ -81,15 +81,19 @@ def run_arena(
     settings = ArenaSettings.check(agents, board, games, seed, openings)
     check_interval(interval)
     workers, bar_class = check_runner(workers, ray, progress)
+    models = {}
     for spec in settings.agents:
-        make(spec)  # fail early on a bad spec
+        record = model_record(make(spec), settings.board)  # fails early on a bad spec
+        if record:
+            models[spec] = record
+    stored = settings.to_dict(__version__)
+    if models:  # absent without model files, so the arenas made before it resume unchanged
+        stored["models"] = models
     store = ArenaStore(out)
     planned = schedule(settings.agents, settings.games, settings.seed, settings.openings, settings.board)
     with lock_folder(store.out, "arena"):
-        lines = play_schedule(
-            store, settings.to_dict(__version__), settings.board, planned, workers, ray, bar_class, echo=echo
-        )
-        return _finish(store, settings, lines, echo, interval)
+        lines = play_schedule(store, stored, settings.board, planned, workers, ray, bar_class, echo=echo)
+        return _finish(store, settings, lines, echo, interval, models)
 
 
 def play_schedule(
@@ -268,9 +272,15 @@ def progress_bar_class() -> Any:
 
 
 def _finish(
-    store: ArenaStore, settings: ArenaSettings, lines: list[str], echo: Callable[[str], None], interval: str
+    store: ArenaStore,
+    settings: ArenaSettings,
+    lines: list[str],
+    echo: Callable[[str], None],
+    interval: str,
+    models: dict[str, dict[str, str]],
 ) -> dict[str, Any]:
-    """Write the canonical ``games.jsonl``, ``results.json`` and the plot; print the table."""
+    """Write the canonical ``games.jsonl``, ``results.json`` (with the agents' model files, when
+    any plays one) and the plot; print the table."""
     from carnac_env.arena.ratings import plot_ratings
 
     results = {
@@ -278,6 +288,7 @@ def _finish(
         "games_per_pair": settings.games,
         "seed": settings.seed,
         **summarise(list(settings.agents), lines, settings.seed, interval),
+        **({"models": models} if models else {}),
     }
     store.finish(lines, results)
     echo(format_table(results))

@@ -12,6 +12,7 @@ from carnac_env import _checks
 from carnac_env._files import lock_folder, write_json, write_text
 from carnac_env._version import __version__
 from carnac_env.agents import make
+from carnac_env.agents.protocol import model_record
 from carnac_env.arena.openings import MAX_OPENING_PLIES, random_opening
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, PRIOR_DRAWS, fit_against_anchors
 from carnac_env.arena.run import check_runner, play_schedule
@@ -133,14 +134,6 @@ def evaluate(
     echo(format_card(card))
     echo(f"card: {card_path}; games: {store.games_path}")
     return card
-
-
-def model_record(agent: Any, board: Board) -> dict[str, str] | None:
-    """Which model file ``agent`` plays on ``board``, for its card: the agent's
-    ``model_used(board)`` (``{"model": name, "sha256": digest}``, as
-    :meth:`carnac_env.agents.az.AZAgent.model_used`), or None for an agent without a model file."""
-    used = getattr(agent, "model_used", None)
-    return dict(used(board)) if callable(used) else None
 
 
 def make_card(

@@ -52,6 +52,7 @@ from typing import Any
 from carnac_env import _checks
 from carnac_env._version import __version__
 from carnac_env.agents import make
+from carnac_env.agents.protocol import model_record
 from carnac_env.arena.openings import random_opening
 from carnac_env.arena.ratings import wilson
 from carnac_env.arena.schedule import game_seed
@@ -60,7 +61,6 @@ from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text, parse_action
 from carnac_env.core.record import MAX_MOVE_CHARS
 from carnac_env.errors import CarnacError, SolveLimitError
-from carnac_env.evaluate.card import model_record
 from carnac_env.evaluate.panel import versioned_ids
 
 __all__ = [
@@ -454,7 +454,7 @@ class EndgameErrors:
         set_id: the set's id (``small-v1``).
         seed: the evaluation seed.
         moves: per position, ``(value, value of the agent's move, the move in notation)``.
-        model: which model file the agent played (:func:`~carnac_env.evaluate.card.model_record`),
+        model: which model file the agent played (:func:`~carnac_env.agents.protocol.model_record`),
             or None for an agent without one.
     """
 
