@@ -8,7 +8,8 @@ with a column for the candidate against the shipped general model.
 One row per built-in board, one column per pair (az against default mcts, az against greedy,
 the raw policy against greedy, the general model against the board's specialist): the row
 agent's wins-draws-losses, its score (a draw counts half) and the score's Wilson 95% interval.
-Every number is read from the arenas' results.json; a pair not played yet shows a dash.
+Every number is read from the arenas' results.json; a pair not played yet shows a dash. Below the
+table, the model files the arenas played, by sha256 (from results.json's ``models``).
 """
 
 from __future__ import annotations
@@ -56,6 +57,23 @@ def table(out: Path) -> str:
     return "\n".join(lines)
 
 
+def models(out: Path) -> list[str]:
+    """One line per model file the arenas under ``out`` played (their ``results.json``'s
+    ``models``): the spec, the file's sha256 and how many arenas; several digests for one spec
+    mean the file changed between arenas, and the table mixes networks."""
+    seen: dict[tuple[str, str], int] = {}
+    for results in sorted(out.glob("*/results.json")):
+        for spec, record in json.loads(results.read_text()).get("models", {}).items():
+            key = (spec, record["sha256"])
+            seen[key] = seen.get(key, 0) + 1
+    specs = [spec for spec, _ in seen]
+    mixed = " **another file than in other arenas**"
+    return [
+        f"- `{spec}`: {digest} ({count} arena{'s' if count > 1 else ''})" + (mixed if specs.count(spec) > 1 else "")
+        for (spec, digest), count in seen.items()
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="the output folder of docs/general_arenas.sh")
@@ -64,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.out}: no such folder; expected the output folder of docs/general_arenas.sh", file=sys.stderr)
         return 2
     print(table(args.out))
+    played = models(args.out)
+    if played:
+        print("\nModel files played:\n" + "\n".join(played))
     return 0
 
 

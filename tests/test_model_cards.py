@@ -61,6 +61,22 @@ def test_the_report_table_reads_each_pair_and_shows_a_dash_for_one_not_played(tm
     assert rows["small"] == "| small | - | - | - | - | 13-0-7 (65, 43-82%) |"
 
 
+def test_the_report_names_the_model_files_and_flags_one_that_changed_between_arenas(tmp_path, capsys):
+    report = load_script("docs/general_report.py")
+    for board, digest in (("small", "sha256:aa"), ("large", "sha256:aa"), ("medium", "sha256:bb")):
+        folder = _arena(tmp_path / f"{board}-az-greedy", board, ["az:model=cand.npz", "greedy"], 20, 0, 0)
+        results = json.loads((folder / "results.json").read_text())
+        results["models"] = {"az:model=cand.npz": {"model": "cand.npz", "sha256": digest}}
+        (folder / "results.json").write_text(json.dumps(results))
+    assert report.models(tmp_path) == [
+        "- `az:model=cand.npz`: sha256:aa (2 arenas) **another file than in other arenas**",
+        "- `az:model=cand.npz`: sha256:bb (1 arena) **another file than in other arenas**",
+    ]
+    assert report.main([str(tmp_path)]) == 0
+    assert "Model files played:" in capsys.readouterr().out
+    assert report.models(tmp_path / "small-az-greedy") == []  # an arena folder itself holds no arenas
+
+
 def test_the_cpu_table_sums_each_boards_self_play_and_leaves_the_rest_to_the_learner(tmp_path):
     cpu = load_script("docs/general_cpu.py")
     (tmp_path / "config.json").write_text(
