@@ -181,6 +181,28 @@ def test_a_scheduled_step_trains_at_its_rate_and_the_curve_says_so(tmp_path):
         assert t.run()[0]["lr"] == 0.002  # no schedule: lr throughout
 
 
+def test_model_file_is_the_checkpoints_after_a_resume(tmp_path):
+    """model.npz is written after the checkpoint, so a kill between them leaves it behind, never
+    ahead; a resume writes the checkpoint's network there (a missing or torn file too)."""
+    settings = dict(TINY, eval_every=0)
+    with trainer(tmp_path, Config(**settings, iterations=1)) as t:
+        t.run()
+    first = (tmp_path / "model.npz").read_bytes()
+    with trainer(tmp_path, iterations=2) as t:
+        t.run()
+    second = (tmp_path / "model.npz").read_bytes()
+    assert load(tmp_path / "model.npz").header["training"]["iteration"] == 2 and second != first
+    for stale in (first, b"", second[:100]):  # the last iteration's file lost, missing, torn
+        (tmp_path / "model.npz").write_bytes(stale)
+        with trainer(tmp_path, iterations=2) as t:
+            assert t.run() == []  # nothing left to play
+        assert (tmp_path / "model.npz").read_bytes() == second
+    (tmp_path / "model.npz").unlink()
+    with trainer(tmp_path, iterations=2) as t:
+        t.run()
+    assert (tmp_path / "model.npz").read_bytes() == second
+
+
 def test_a_step_added_on_resume_gives_the_run_that_had_it_from_the_start(tmp_path):
     settings = dict(TINY, eval_every=0)
     with trainer(tmp_path / "a", Config(**settings, lr_schedule="3:0.0002", iterations=4)) as straight:

@@ -127,6 +127,7 @@ class Trainer:
         self.progress = progress
         self.checkpoint_path = self.out / "checkpoint.pt"
         self.resume_path = self.out / "resume.pt"
+        self.model_path = self.out / "model.npz"
         self._held = ExitStack()
         self._held.enter_context(_files.lock_folder(self.out, "train"))
         try:
@@ -493,7 +494,6 @@ class Trainer:
         row["cpu_seconds"] = round(self.cpu, 1)
         self.curve.append(row)
         net = self.numpy_net()
-        save(net, self.out / "model.npz")
         if "vs_greedy" in row:
             score = row["vs_greedy"] + 0.5 * row["vs_mcts"]
             if score >= self.best_score:
@@ -501,9 +501,22 @@ class Trainer:
                 net.header["training"]["evaluation"] = {k: row[k] for k in row if k.startswith(("vs_", "elo_"))}
                 save(net, self.out / "best.npz")
         self.save_checkpoint()
+        # after the checkpoint: a kill while it is written leaves model.npz at the saved iteration,
+        # never ahead of it (and one between the two is mended on resume, by _sync_model_file)
+        save(net, self.model_path)
         write_log(self.out, self.curve)
         write_curve(self.out, self.curve, self.config)
         return row
+
+    def _sync_model_file(self) -> None:
+        """Rewrite ``model.npz`` from the resumed state when it holds another iteration's network
+        (a kill between the checkpoint and the model file), so that it is the checkpoint's."""
+        try:
+            saved = load(self.model_path).header.get("training", {}).get("iteration")
+        except (CarnacError, OSError):
+            saved = None
+        if saved != self.iteration:
+            save(self.numpy_net(), self.model_path)
 
     def _check_finite(self, losses: list[dict[str, float]]) -> None:
         """Raise CarnacError if this iteration's training left a NaN or infinite loss or weight
@@ -533,6 +546,8 @@ class Trainer:
 
             bar = tqdm(total=c.iterations, initial=self.iteration, desc=f"az {c.board}", unit="it")
         rows = []
+        if self.iteration:
+            self._sync_model_file()
         try:
             for _ in range(remaining):
                 row = self.run_iteration()
