@@ -291,8 +291,7 @@ def test_the_model_files_agents_play_are_recorded_and_checked_on_resume(tmp_path
     assert "models" not in run_arena(
         AGENTS[:2], tmp_path / "b", board="petit_menec", games=2, progress=False, echo=quiet
     )
-    shutil.copyfile(model_path("small"), net)  # another network, same path: refused (small cannot play petit_menec
-    shutil.copyfile(model_path("general-g1"), net)  # either), so a generation of the general model instead
+    shutil.copyfile(model_path("general-g1"), net)  # another network at the same path: refused
     before = (tmp_path / "a" / "games.jsonl").read_bytes()
     with pytest.raises(CarnacError, match=r"other settings \(models: "):
         run_arena(agents, tmp_path / "a", board="petit_menec", games=2, progress=False, echo=quiet)

@@ -225,8 +225,7 @@ def test_shipped_az_cards_measured_the_model_shipped_now() -> None:
     """Every stored card and endgame row of plain ``az`` (any options but ``model=``) names the
     model that plays its board today, by the file's sha256: a new default model without its
     re-played cards fails here (docs/training.md, "Shipping a general generation")."""
-    from carnac_env.agents import make
-    from carnac_env.evaluate.card import model_record
+    from carnac_env.agents import make, model_record
 
     script = _load_script("make_leaderboard")
     rows = [json.loads(p.read_text()) for p in sorted((ROOT / "docs" / "cards").glob("*/az*.json"))]

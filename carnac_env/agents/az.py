@@ -52,7 +52,7 @@ from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, cached, default_model, model_digest, model_for, model_path, plays
+from carnac_env.models import PolicyValueNet, cached, model_digest, model_for, model_path, plays
 from carnac_env.search import PUCT, Gumbel, Network, Search
 
 __all__ = ["AZAgent", "check_board"]
@@ -136,8 +136,7 @@ class AZAgent(SeededAgent):
         if self.model:
             check_board(self._net, board)
             return {"model": self.model, "sha256": model_digest(model_path(self.model))}
-        model_for(board)  # says why when no shipped model plays the board
-        name = default_model(board)
+        name = model_for(board)[1]  # raises, saying why, when no shipped model plays the board
         return {"model": name, "sha256": model_digest(model_path(name))}
 
     def _evaluator_net(self, net: PolicyValueNet) -> Any:

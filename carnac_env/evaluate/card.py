@@ -11,8 +11,7 @@ from typing import Any
 from carnac_env import _checks
 from carnac_env._files import lock_folder, write_json, write_text
 from carnac_env._version import __version__
-from carnac_env.agents import make
-from carnac_env.agents.protocol import model_record
+from carnac_env.agents import make, model_record
 from carnac_env.arena.openings import MAX_OPENING_PLIES, random_opening
 from carnac_env.arena.ratings import LIKELIHOOD_DROP_95, PRIOR_DRAWS, fit_against_anchors
 from carnac_env.arena.run import check_runner, play_schedule

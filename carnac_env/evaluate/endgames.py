@@ -51,8 +51,7 @@ from typing import Any
 
 from carnac_env import _checks
 from carnac_env._version import __version__
-from carnac_env.agents import make
-from carnac_env.agents.protocol import model_record
+from carnac_env.agents import make, model_record
 from carnac_env.arena.openings import random_opening
 from carnac_env.arena.ratings import wilson
 from carnac_env.arena.schedule import game_seed

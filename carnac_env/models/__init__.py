@@ -126,12 +126,18 @@ def model_path(name_or_path: str) -> Path:
 _CACHE: dict[str, PolicyValueNet] = {}
 
 
+def _stamp(path: Path) -> str:
+    """What :func:`cached` and :func:`model_digest` key a file by: its resolved path and
+    modification time, so that a rewritten file is read again."""
+    return f"{path.resolve()}:{path.stat().st_mtime_ns}"
+
+
 def cached(path: str | Path) -> PolicyValueNet:
     """:func:`load` of ``path`` to play: computing with :data:`PLAY_CONVOLUTION`, and kept while
     the file is unchanged (by path and modification time), so every agent and analysis of one
     process shares it. Set nothing on it: :func:`load` gives a network of one's own."""
     path = Path(path)
-    stamp = f"{path.resolve()}:{path.stat().st_mtime_ns}"
+    stamp = _stamp(path)
     if stamp not in _CACHE:
         net = load(path)
         net.convolution = PLAY_CONVOLUTION
@@ -147,7 +153,7 @@ def model_digest(path: str | Path) -> str:
     it measured, so that a card can be checked against the model shipped now (kept while the
     file is unchanged, by path and modification time, as :func:`cached`)."""
     path = Path(path)
-    stamp = f"{path.resolve()}:{path.stat().st_mtime_ns}"
+    stamp = _stamp(path)
     if stamp not in _DIGESTS:
         _DIGESTS[stamp] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
     return _DIGESTS[stamp]
