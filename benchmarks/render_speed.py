@@ -15,7 +15,7 @@ and the ratios (machines here are noisy: compare ratios, not absolute numbers).
     python benchmarks/render_speed.py [--board medium] [--seconds 1] [--rounds 5] [--cell 48]
 
 Needs the render extra, and pettingzoo's classic extra for connect_four
-(``pip install -e .[render,bench]``); the connect_four row is left out without it.
+(``pip install -e .[bench]``); the connect_four row is left out without it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@
 * ``replay.html``: a web replay of the GIF's game (``carnac replay --html``), embedded in
   the Rendering page.
 
-Needs the render extra (``pip install -e .[render]``). The pictures are deterministic:
+Needs only the core install (Pillow is a core dependency). The pictures are deterministic:
 the same code and Pillow version give the same files.
 """
 

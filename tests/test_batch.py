@@ -37,7 +37,7 @@ from carnac_env.core import (
     validate,
 )
 from carnac_env.core.scoring import groups
-from carnac_env.env_common import info_dolmen_slots
+from carnac_env.envs.infos import info_dolmen_slots
 from carnac_env.errors import CarnacError, IllegalActionError
 
 

@@ -18,9 +18,9 @@ from carnac_env.arena.report import format_table
 from carnac_env.core.boards import MAX_SIDE, make_board
 from carnac_env.core.notation import action_to_text, parse_action, parse_square, square_name
 from carnac_env.core.record import GameRecord
+from carnac_env.core.symmetry import symmetries, symmetry, transform_action
 from carnac_env.errors import CarnacError, NotationError
 from carnac_env.render.ansi import printable
-from carnac_env.symmetry import symmetries, symmetry, transform_action
 
 BOARD = make_board("small")
 
@@ -141,8 +141,8 @@ def test_tables_escape_agent_names() -> None:
 
 
 def test_mask_in_observation_and_window_are_flags_not_numbers() -> None:
-    from carnac_env.aec import raw_env
-    from carnac_env.gym_env import CarnacEnv
+    from carnac_env.envs.aec import raw_env
+    from carnac_env.envs.gym import CarnacEnv
 
     for bad in (1, 0, "yes", None):
         with pytest.raises(CarnacError, match=r"mask_in_observation=.*expected True or False"):

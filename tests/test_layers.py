@@ -3,10 +3,9 @@ it (and its own family), so nothing below ever reaches up.
 
 From the bottom: the errors and the version; the argument checks and the file writes; the
 rules core; the renderers, the batched engine and the network models (siblings that ignore
-each other; the top-level ``symmetry``, kept for old imports, re-exports ``core.symmetry``);
+each other);
 the JAX engine (which draws with the renderers) and the search (over the batched engine); the
-agents; the environments (``envs/``, with the top-level modules kept for old imports) and the
-framework adapters; the arena; training and evaluation; the mouse game and the browser game
+agents; the environments (``envs/``, and ``carnac_v0``) and the framework adapters; the arena; training and evaluation; the mouse game and the browser game
 (serve); the command line; and the package's own ``__init__``. Every import of every module
 counts, including those inside functions (lazy imports are imports).
 """
@@ -22,16 +21,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "carnac_env"
 
-#: The environments (carnac_env/envs/), with the top-level modules kept for old imports (thin
-#: re-exports of envs/) and ``carnac_v0``, PettingZoo's module path for the AEC env.
-ENVS = {"envs", "aec", "gym_env", "vector_env", "env_common", "rllib", "openspiel", "carnac_v0"}
+#: The environments (carnac_env/envs/) and ``carnac_v0``, PettingZoo's module path for the AEC env.
+ENVS = {"envs", "carnac_v0"}
 #: From the bottom up; each rank holds families (sets of top-level modules or subpackages
 #: that may import each other); a family imports freely from the ranks below its own.
 RANKS: list[list[set[str]]] = [
     [{"errors"}, {"_version"}],
     [{"_checks"}, {"_files"}],
     [{"core"}],
-    [{"render"}, {"batch"}, {"symmetry"}, {"models"}],
+    [{"render"}, {"batch"}, {"models"}],
     [{"solve"}],
     [{"jax"}, {"search"}],
     [{"agents"}, {"analysis"}],
@@ -112,7 +110,7 @@ def test_imports_go_down_the_layers_only(path: Path) -> None:
     ("module", "line"),
     [
         ("carnac_env.core.probe", "from carnac_env.render.svg import state_svg\n"),
-        ("carnac_env.batch.probe", "import carnac_env.aec\n"),
+        ("carnac_env.batch.probe", "import carnac_env.envs.aec\n"),
         ("carnac_env.agents.probe", "from carnac_env.envs.aec import raw_env\n"),
         ("carnac_env.render.probe", "from carnac_env import batch\n"),
         ("carnac_env.agents.probe", "def f():\n    from carnac_env.play.gui import play_gui\n"),
@@ -131,7 +129,7 @@ def test_importing_the_renderers_loads_no_env_or_rl_library() -> None:
         "import carnac_env.render.ansi, carnac_env.render.image, carnac_env.render.svg, carnac_env.render.style\n"
         "import carnac_env.render.html, carnac_env.render.animate, carnac_env.render.score\n"
         "import carnac_env.render.window, carnac_env.render.jupyter\n"
-        "bad = [m for m in ('carnac_env.aec', 'carnac_env.agents', 'carnac_env.play', 'pettingzoo', 'gymnasium',"
+        "bad = [m for m in ('carnac_env.envs.aec', 'carnac_env.agents', 'carnac_env.play', 'pettingzoo', 'gymnasium',"
         " 'pygame', 'PIL') if m in sys.modules]\n"
         # The package's import registers the Gymnasium id (envs.registration, standard library only).
         "bad += sorted(m for m in sys.modules if m.startswith('carnac_env.envs.') and 'registration' not in m)\n"

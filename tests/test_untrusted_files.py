@@ -289,7 +289,7 @@ def test_an_edited_openspiel_state_string_is_refused():
     from _frameworks import require
 
     pyspiel = require("pyspiel", "the openspiel extra")
-    import carnac_env.openspiel  # noqa: F401  (registers python_carnac)
+    import carnac_env.envs.openspiel  # noqa: F401  (registers python_carnac)
 
     game = pyspiel.load_game("python_carnac", {"board": "small"})
     state = game.new_initial_state()

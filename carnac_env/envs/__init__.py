@@ -27,8 +27,7 @@ public methods.
 
 The public entry points are ``carnac_env.env()``, ``carnac_env.raw_env``,
 ``carnac_env.carnac_v0``, ``gymnasium.make("carnac_env/Carnac-v0")`` and
-``gymnasium.make_vec("carnac_env/Carnac-v0")``. The modules' old paths (``carnac_env.aec``,
-``carnac_env.gym_env``, ``carnac_env.vector_env``, ``carnac_env.env_common``,
-``carnac_env.rllib``, ``carnac_env.openspiel``) still import, as thin re-exports. Importing
+``gymnasium.make_vec("carnac_env/Carnac-v0")``; everything else is imported from its module
+here (``carnac_env.envs.aec``, ``carnac_env.envs.gym``, ...). Importing
 this package loads none of its modules (nor PettingZoo or Gymnasium).
 """
