@@ -4,7 +4,7 @@
 ``python -m build --outdir DIST`` leaves them). Every file of the ``carnac_env`` package in the
 source tree (its shipped models, reference panels and ``py.typed`` included) must be in both; the
 sdist holds nothing else but the licence, the two READMEs, ``pyproject.toml`` and ``PKG-INFO``
-(no examples, models of the examples, tests, docs or CI); the wheel's metadata must carry the
+(no examples, models of the examples, tests, docs, maintainer scripts or CI); the wheel's metadata must carry the
 licence, the index page as its description, the classifiers and ``Requires-Python``.
 Prints each check and exits 1 if any fails.
 """
@@ -71,8 +71,8 @@ def main(dist: Path) -> int:
         ):
             check(must in files, f"the {kind} carries {must}")
         check(
-            not any(name.startswith(("examples/", "tests/", "docs/", ".ci/")) for name in files),
-            f"the {kind} carries no examples, tests, docs or CI",
+            not any(name.startswith(("examples/", "tests/", "docs/", "scripts/", ".ci/")) for name in files),
+            f"the {kind} carries no examples, tests, docs, scripts or CI",
         )
     extra = sorted({name.split("/", 1)[0] for name in sdist_files} - SDIST_TOP_LEVEL)
     check(

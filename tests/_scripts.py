@@ -16,7 +16,7 @@ _LOADED: dict[str, ModuleType] = {}
 
 
 def load_script(relative: str) -> ModuleType:
-    """The script at ``relative`` (e.g. ``"docs/make_tutorials.py"``), loaded as a module."""
+    """The script at ``relative`` (e.g. ``"scripts/make_tutorials.py"``), loaded as a module."""
     if relative not in _LOADED:
         path = ROOT / relative
         name = "carnac_script_" + relative.replace("/", "_").removesuffix(".py")

@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_generator():
-    """docs/gen_environment.py, the page's generator (a script beside docs/make_images.py)."""
-    return load_script("docs/gen_environment.py")
+    """scripts/gen_environment.py, the page's generator (a script beside scripts/make_images.py)."""
+    return load_script("scripts/gen_environment.py")
 
 
 environment_page = _load_generator().environment_page
@@ -30,7 +30,7 @@ def test_environment_page_is_up_to_date() -> None:
                 stored.splitlines(), generated.splitlines(), "docs/environment.md", "generated", lineterm=""
             )
         )
-        pytest.fail(f"docs/environment.md is stale; run `python docs/gen_environment.py`:\n{diff}", pytrace=False)
+        pytest.fail(f"docs/environment.md is stale; run `python scripts/gen_environment.py`:\n{diff}", pytrace=False)
 
 
 def test_environment_page_covers_every_board_and_plane() -> None:
@@ -110,3 +110,10 @@ def test_the_readme_set_up_makes_and_activates_a_venv_before_its_two_commands():
     assert venv < setup.index("pip install -e . && carnac arena") < setup.index('pip install -e ".[test]" && pytest')
     commands = [line for line in setup.splitlines() if line.startswith("pip install")]
     assert len(commands) == 2  # still two commands after the venv
+
+
+def test_docs_holds_pages_and_images_and_the_scripts_live_in_scripts() -> None:
+    """Maintainer scripts (generators, report arenas) have one home, scripts/; docs/ is the site."""
+    code = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*") if p.suffix in {".py", ".sh"})
+    assert code == [], f"scripts among the pages: {code}; move them to scripts/"
+    assert (ROOT / "scripts" / "make_tutorials.py").is_file()

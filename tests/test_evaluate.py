@@ -351,7 +351,7 @@ def test_leaderboard_page_is_up_to_date() -> None:
     generated = _load_script("make_leaderboard").leaderboard_page()
     if stored != generated:
         diff = "\n".join(difflib.unified_diff(stored.splitlines(), generated.splitlines(), lineterm=""))
-        pytest.fail(f"docs/leaderboard.md is stale; run `python docs/make_leaderboard.py`:\n{diff}", pytrace=False)
+        pytest.fail(f"docs/leaderboard.md is stale; run `python scripts/make_leaderboard.py`:\n{diff}", pytrace=False)
 
 
 def test_strength_ladder_in_agents_page_is_up_to_date() -> None:
@@ -359,7 +359,7 @@ def test_strength_ladder_in_agents_page_is_up_to_date() -> None:
     generated = _load_script("make_leaderboard").agents_page()
     if stored != generated:
         diff = "\n".join(difflib.unified_diff(stored.splitlines(), generated.splitlines(), lineterm=""))
-        message = f"the ladder in docs/agents.md is stale; run `python docs/make_leaderboard.py`:\n{diff}"
+        message = f"the ladder in docs/agents.md is stale; run `python scripts/make_leaderboard.py`:\n{diff}"
         pytest.fail(message, pytrace=False)
 
 
@@ -375,7 +375,7 @@ def test_ladder_covers_every_shipped_agent_and_example_model_on_every_panel() ->
         panel = load_panel(panel_id, None)
         have = {card["agent"] for card in script.load_cards(panel_id)}
         missing = [s for s in script.agents_for(panel) if s not in have]
-        assert not missing, f"no card on {panel_id} for {missing}; run `python docs/make_leaderboard.py --play`"
+        assert not missing, f"no card on {panel_id} for {missing}; run `python scripts/make_leaderboard.py --play`"
     for specs in script.EXAMPLES.values():
         for spec in specs:
             model = ROOT / spec.partition("path=")[2]

@@ -167,7 +167,7 @@ def test_ladder_models_of_the_ppo_examples_play_legal_games(board: str, monkeypa
 def test_tutorial_4_holds_the_selfplay_example_as_it_is() -> None:
     """docs/tutorials/self-play.md carries examples/selfplay_ppo.py for the reader to save (so the
     page runs in any folder): one file, shown twice, kept the same here."""
-    make_tutorials = load_script("docs/make_tutorials.py")
+    make_tutorials = load_script("scripts/make_tutorials.py")
     page = (EXAMPLES.parent / "docs" / "tutorials" / "self-play.md").read_text(encoding="utf-8")
     files = {kind: code for kind, code, _, _ in make_tutorials.blocks(page) if kind.startswith("file:")}
     assert files == {"file:selfplay_ppo.py": (EXAMPLES / "selfplay_ppo.py").read_text(encoding="utf-8")}

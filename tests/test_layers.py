@@ -3,10 +3,10 @@ it (and its own family), so nothing below ever reaches up.
 
 From the bottom: the errors and the version; the argument checks and the file writes; the
 rules core; the renderers, the batched engine and the network models (siblings that ignore
-each other);
-the JAX engine (which draws with the renderers) and the search (over the batched engine); the
-agents; the environments (``envs/``, and ``carnac_v0``) and the framework adapters; the arena; training and evaluation; the mouse game and the browser game
-(serve); the command line; and the package's own ``__init__``. Every import of every module
+each other); the JAX engine (which draws with the renderers) and the search (over the batched
+engine); the agents; the environments (``envs/``, and ``carnac_v0``) and the framework
+adapters; the arena; training and evaluation; the mouse game and the browser game (serve);
+the command line; and the package's own ``__init__``. Every import of every module
 counts, including those inside functions (lazy imports are imports).
 """
 

@@ -1,4 +1,4 @@
-"""docs/make_model_card.py: a card's arena entries come from the arena's own files, with the
+"""scripts/make_model_card.py: a card's arena entries come from the arena's own files, with the
 score and its Wilson 95% interval, and the general model's entries name their board."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _arena(folder: Path, board: str, agents: list[str], wins_a: int, draws: int,
 
 
 def test_an_entry_has_the_result_its_score_and_interval_and_the_command(tmp_path):
-    card = load_script("docs/make_model_card.py")
+    card = load_script("scripts/make_model_card.py")
     folder = _arena(tmp_path / "a", "large", ["az:model=/runs/best.npz", "mcts"], 30, 2, 8)
     name, entry = card.arena_entry(folder, "/runs/best.npz", by_board=True)
     assert name == "large: az:model=general vs mcts"
@@ -39,7 +39,7 @@ def test_an_entry_has_the_result_its_score_and_interval_and_the_command(tmp_path
 
 
 def test_the_specialist_is_named_and_a_specialist_card_keeps_plain_names(tmp_path):
-    card = load_script("docs/make_model_card.py")
+    card = load_script("scripts/make_model_card.py")
     folder = _arena(tmp_path / "s", "small", ["az:model=cand.npz", "az:model=small"], 18, 0, 22)
     name, entry = card.arena_entry(folder, "cand.npz", by_board=True)
     assert name == "small: az:model=general vs the specialist" and entry["score"] == 0.45
@@ -49,20 +49,20 @@ def test_the_specialist_is_named_and_a_specialist_card_keeps_plain_names(tmp_pat
 
 
 def test_the_report_table_reads_each_pair_and_shows_a_dash_for_one_not_played(tmp_path):
-    report = load_script("docs/general_report.py")
+    report = load_script("scripts/general_report.py")
     _arena(tmp_path / "large-az-mcts", "large", ["az:model=general", "mcts"], 38, 0, 2)
     rows = {line.split(" | ")[0].strip("| "): line for line in report.table(tmp_path).splitlines()[2:]}
     assert rows["large"] == "| large | 38-0-2 (95, 83-99%) | - | - | - |"
     assert rows["small"] == "| small | - | - | - | - |"
     assert report.main([str(tmp_path / "missing")]) == 2
-    # a selection folder (docs/general_select.sh) adds the column of the candidate against general
+    # a selection folder (scripts/general_select.sh) adds the column of the candidate against general
     _arena(tmp_path / "small-az-general", "small", ["az:model=cand.npz", "az:model=general"], 13, 0, 7)
     rows = {line.split(" | ")[0].strip("| "): line for line in report.table(tmp_path).splitlines()[2:]}
     assert rows["small"] == "| small | - | - | - | - | 13-0-7 (65, 43-82%) |"
 
 
 def test_the_report_names_the_model_files_and_flags_one_that_changed_between_arenas(tmp_path, capsys):
-    report = load_script("docs/general_report.py")
+    report = load_script("scripts/general_report.py")
     for board, digest in (("small", "sha256:aa"), ("large", "sha256:aa"), ("medium", "sha256:bb")):
         folder = _arena(tmp_path / f"{board}-az-greedy", board, ["az:model=cand.npz", "greedy"], 20, 0, 0)
         results = json.loads((folder / "results.json").read_text())
@@ -78,7 +78,7 @@ def test_the_report_names_the_model_files_and_flags_one_that_changed_between_are
 
 
 def test_the_cpu_table_sums_each_boards_self_play_and_leaves_the_rest_to_the_learner(tmp_path):
-    cpu = load_script("docs/general_cpu.py")
+    cpu = load_script("scripts/general_cpu.py")
     (tmp_path / "config.json").write_text(
         json.dumps({"board": "general", "mix": "small:1,large:3", "games_per_board": 16})
     )

@@ -20,7 +20,7 @@ TUTORIALS = ROOT / "docs" / "tutorials"
 
 
 def _make_tutorials():
-    return load_script("docs/make_tutorials.py")
+    return load_script("scripts/make_tutorials.py")
 
 
 MAKE = _make_tutorials()
@@ -29,9 +29,9 @@ MAKE = _make_tutorials()
 @pytest.mark.parametrize("name", MAKE.ORDER)
 def test_notebook_is_generated_from_its_page_with_the_outputs_it_shows(name):
     """The stored notebook has the cells its page makes, every code cell run, and the outputs
-    the page shows (python docs/make_tutorials.py writes both from one run)."""
+    the page shows (python scripts/make_tutorials.py writes both from one run)."""
     why = MAKE.stale(name)
-    assert why is None, f"{MAKE.notebook_path(name).name}: {why}; run python docs/make_tutorials.py --only {name}"
+    assert why is None, f"{MAKE.notebook_path(name).name}: {why}; run python scripts/make_tutorials.py --only {name}"
     stored = json.loads(MAKE.notebook_path(name).read_text(encoding="utf-8"))
     shown = [text.rstrip() for text in MAKE.printed(stored) if text.strip()]
     assert shown and shown == MAKE.recorded_outputs((TUTORIALS / name).read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """Every code block of the tutorials runs, in order, and prints what the page shows.
 
 The pages without training run as a reader runs them and must print exactly the output
-recorded after each block (``docs/make_tutorials.py`` records it; rerun it after a change that
+recorded after each block (``scripts/make_tutorials.py`` records it; rerun it after a change that
 alters what they print). The training pages run in smoke mode (``CARNAC_SMOKE=1``, slow
 tests) and must print what they show too: exactly, except the outputs marked as depending on
 the PyTorch version when run under another version than the one their title names, which must
@@ -42,7 +42,7 @@ NEEDS = {
 
 def runnable_blocks(text: str) -> list[tuple[str, str, int]]:
     """``(language, code, line)`` of the blocks to run, in order (``pip install`` lines dropped),
-    as docs/make_tutorials.py finds them (the one parser, so the test runs what the page
+    as scripts/make_tutorials.py finds them (the one parser, so the test runs what the page
     generator records). A titled block (```` ```python title="my_agents.py" ````) is a file for
     the reader to save: ``("file:my_agents.py", code, line)``."""
     return [(kind, code, line) for kind, code, line, _ in _make_tutorials().blocks(text)]
@@ -69,7 +69,7 @@ SLOW = {"train-maskable-ppo.md", "self-play.md", "alphazero.md"}
 
 
 def _make_tutorials():
-    return load_script("docs/make_tutorials.py")
+    return load_script("scripts/make_tutorials.py")
 
 
 def _skip_without(name: str) -> None:
@@ -87,7 +87,7 @@ def _check_page(name: str, smoke: bool, tmp_path: Path) -> None:
     problems = make.differences(page, outputs)
     if problems:
         pytest.fail(
-            f"{name} prints something else than it shows; run `python docs/make_tutorials.py --only {name}`:\n"
+            f"{name} prints something else than it shows; run `python scripts/make_tutorials.py --only {name}`:\n"
             + "\n".join(problems)
         )
     _nothing_left_unignored(name, tmp_path)
@@ -116,7 +116,7 @@ def test_tutorial_prints_its_recorded_output(name, tmp_path):
 def test_the_outputs_that_depend_on_pytorch_say_so():
     """A training page's output blocks after a block marked ``<!-- varies with torch -->``, and
     only those, carry a title naming the PyTorch version they were printed with: each page is
-    what docs/make_tutorials.py writes from its own outputs."""
+    what scripts/make_tutorials.py writes from its own outputs."""
     make = _make_tutorials()
     for name in NEEDS:
         page = (TUTORIALS / name).read_text(encoding="utf-8")
@@ -124,7 +124,7 @@ def test_the_outputs_that_depend_on_pytorch_say_so():
         assert len(set(versions)) <= 1, f"{name}: its outputs were recorded under several PyTorch versions"
         note = make.SMOKE_NOTE if name in SLOW else " "
         rebuilt = make.with_outputs(page, make.shown_per_block(page), note, torch=versions[0] if versions else "")
-        assert rebuilt == page, f"{name}: its output blocks are not where its marks say; run docs/make_tutorials.py"
+        assert rebuilt == page, f"{name}: its output blocks are not where its marks say; run scripts/make_tutorials.py"
         if name in SLOW:
             assert versions, f"{name} trains a network: mark the blocks whose output depends on it"
             assert re.fullmatch(r"\d+\.\d+[\w.+-]*", versions[0]), name

@@ -1,6 +1,6 @@
 """Write a shipped model's card (``carnac_env/models/<board>.json``) from the model and its arenas.
 
-    python docs/make_model_card.py small --command "python -m carnac_env.train ..." \\
+    python scripts/make_model_card.py small --command "python -m carnac_env.train ..." \\
         --source "/work/az-runs/small (best.npz of iteration 220)" --arena /work/targets2/small-it220-*
 
 The card repeats the model header's training record (settings, games, positions, gradient
@@ -9,11 +9,11 @@ header cannot know: the command that trained it, where the run lives, and each a
 ``--arena`` (an arena output folder: its ``arena.json`` settings and ``results.json`` totals),
 with the command that reproduces it. Every number comes from those files; nothing is typed in.
 
-    python docs/make_model_card.py --endgames
+    python scripts/make_model_card.py --endgames
 
 adds (or refreshes) each shipped card's ``endgame_errors``: the endgame error rates of ``az`` and
 ``az:sims=0`` on every board where that model is az's default, copied from the leaderboard's
-docs/cards/endgames.json (``python docs/make_leaderboard.py --endgames`` measures them).
+docs/cards/endgames.json (``python scripts/make_leaderboard.py --endgames`` measures them).
 """
 
 from __future__ import annotations

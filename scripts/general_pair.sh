@@ -1,4 +1,4 @@
-# Sourced by docs/general_arenas.sh and docs/general_select.sh: `run BOARD NAME AGENTS [GAMES]` plays
+# Sourced by scripts/general_arenas.sh and scripts/general_select.sh: `run BOARD NAME AGENTS [GAMES]` plays
 # one arena pair (GAMES, default 40; seats alternating, 4-ply openings, seed $seed, --workers
 # $WORKERS or 2) into $out/BOARD-NAME/ with its table in $out/BOARD-NAME.txt, and prints its
 # wins-draws-losses. Run again, an arena resumes.

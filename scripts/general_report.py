@@ -1,8 +1,8 @@
-"""The general model's report table, from the output folder of docs/general_arenas.sh.
+"""The general model's report table, from the output folder of scripts/general_arenas.sh.
 
-    python docs/general_report.py OUT      # prints the markdown table of docs/training.md
+    python scripts/general_report.py OUT      # prints the markdown table of docs/training.md
 
-The output folder of docs/general_select.sh (a candidate's selection arenas) reads the same way,
+The output folder of scripts/general_select.sh (a candidate's selection arenas) reads the same way,
 with a column for the candidate against the shipped general model.
 
 One row per built-in board, one column per pair (az against default mcts, az against greedy,
@@ -28,7 +28,7 @@ PAIRS = {
     "raw-greedy": "`az:sims=0` vs `greedy`",
     "az-specialist": "`az` vs the specialist",
 }
-# pairs only the selection arenas (docs/general_select.sh) play: a column when any board has one
+# pairs only the selection arenas (scripts/general_select.sh) play: a column when any board has one
 SELECTION_PAIRS = {"az-general": "`az` vs the shipped `general`"}
 
 
@@ -76,10 +76,10 @@ def models(out: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", type=Path, help="the output folder of docs/general_arenas.sh")
+    parser.add_argument("out", type=Path, help="the output folder of scripts/general_arenas.sh")
     args = parser.parse_args(argv)
     if not args.out.is_dir():
-        print(f"{args.out}: no such folder; expected the output folder of docs/general_arenas.sh", file=sys.stderr)
+        print(f"{args.out}: no such folder; expected the output folder of scripts/general_arenas.sh", file=sys.stderr)
         return 2
     print(table(args.out))
     played = models(args.out)

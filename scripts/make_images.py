@@ -1,6 +1,6 @@
 """Make the pictures of the docs from the project's own renderers.
 
-    python docs/make_images.py            # writes docs/images/*.png and docs/images/game.gif
+    python scripts/make_images.py            # writes docs/images/*.png and docs/images/game.gif
 
 * ``board.png``: a mid-game position on the medium board, a megalith awaiting a tilt
   decision (ringed in gold, its legal tilts previewed);
@@ -38,7 +38,7 @@ from carnac_env.render.html import write_replay_html
 from carnac_env.render.image import ImageRenderer
 from carnac_env.render.style import BACKGROUND, SOFT_TEXT, TEXT_COLOUR, font
 
-OUT = Path(__file__).resolve().parent / "images"
+OUT = Path(__file__).resolve().parent.parent / "docs" / "images"
 
 
 def save_png(image: Image.Image, name: str) -> None:

@@ -8,7 +8,7 @@
 # (games.jsonl, results.json) and OUT/BOARD-PAIR.txt; run again, it resumes. WORKERS (default 2)
 # is the arenas' --workers.
 #
-#   bash docs/general_arenas.sh OUT MODEL [SEED]      # e.g. bash docs/general_arenas.sh /tmp/report general 2026
+#   bash scripts/general_arenas.sh OUT MODEL [SEED]      # e.g. bash scripts/general_arenas.sh /tmp/report general 2026
 set -euo pipefail
 out=${1:?output folder}; model=${2:-general}; seed=${3:-2026}
 az="az:model=$model"

@@ -5,9 +5,9 @@
 # was closest to missing, the candidate against the small specialist and against greedy on
 # kerlescan (40 games each). Seats alternate, 4-ply openings. Each arena writes OUT/BOARD-PAIR/
 # (games.jsonl, results.json) and OUT/BOARD-PAIR.txt; run again, it resumes. WORKERS (default 2)
-# is the arenas' --workers; `python docs/general_report.py OUT` prints the table.
+# is the arenas' --workers; `python scripts/general_report.py OUT` prints the table.
 #
-#   bash docs/general_select.sh OUT CANDIDATE.npz [SEED]      # e.g. bash docs/general_select.sh /tmp/select runs/general/model.npz
+#   bash scripts/general_select.sh OUT CANDIDATE.npz [SEED]      # e.g. bash scripts/general_select.sh /tmp/select runs/general/model.npz
 set -euo pipefail
 out=${1:?output folder}; candidate=${2:?candidate .npz}; seed=${3:-1}
 az="az:model=$candidate"

@@ -1,7 +1,7 @@
 """The pictures of the learned agent's view in docs/images (docs/analysis.md, Tutorials 6 and 7).
 
-    python docs/make_analysis_images.py            # all five
-    python docs/make_analysis_images.py --pillow   # only the three Pillow pictures (no browser)
+    python scripts/make_analysis_images.py            # all five
+    python scripts/make_analysis_images.py --pillow   # only the three Pillow pictures (no browser)
 
 * ``analysis-position.png``: ``analyse(GameState("petit_menec")).png()``, Tutorial 6's first view;
 * ``analysis-review.png``: ``review.png()`` of Tutorial 6's reviewed game (the same code);
@@ -33,7 +33,7 @@ from carnac_env.analysis import Analyst, analyse
 from carnac_env.core.game import GameState
 from carnac_env.core.record import GameRecord
 
-IMAGES = Path(__file__).resolve().parent / "images"
+IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
 
 
 def _save(image: Any, name: str) -> None:

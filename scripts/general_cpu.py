@@ -1,8 +1,8 @@
 """The CPU hours of the general run, per board, read from its curve.
 
-    python docs/general_cpu.py                                   # the committed run's curve
-    python docs/general_cpu.py runs/general/curve.csv
-    python docs/general_cpu.py examples/models/general-run-lr4     # a run's folder: its curve.csv
+    python scripts/general_cpu.py                                   # the committed run's curve
+    python scripts/general_cpu.py runs/general/curve.csv
+    python scripts/general_cpu.py examples/models/general-run-lr4     # a run's folder: its curve.csv
 
 Prints a Markdown table for docs/training.md: each board's self-play games and CPU hours (the
 curve's ``selfplay_cpu@BOARD`` column, summed over iterations; a board's games are its groups of

@@ -1,12 +1,12 @@
 """The tutorials' Jupyter notebooks, executed, and the outputs their Markdown pages show.
 
-    python docs/make_tutorials.py                       # all seven: run each notebook, write it
+    python scripts/make_tutorials.py                       # all seven: run each notebook, write it
                                                         # with its outputs, and the outputs into its page
-    python docs/make_tutorials.py --only alphazero.md   # one page and its notebook
-    python docs/make_tutorials.py --notebooks           # after editing only a page's prose: rewrite the
+    python scripts/make_tutorials.py --only alphazero.md   # one page and its notebook
+    python scripts/make_tutorials.py --notebooks           # after editing only a page's prose: rewrite the
                                                         # notebooks, keeping the outputs of unchanged code
-    python docs/make_tutorials.py --check               # exit 1 if a notebook is stale
-    python docs/make_tutorials.py --time play-by-hand.md   # CPU and wall time of a page's code, run as a script
+    python scripts/make_tutorials.py --check               # exit 1 if a notebook is stale
+    python scripts/make_tutorials.py --time play-by-hand.md   # CPU and wall time of a page's code, run as a script
 
 Each page in docs/tutorials/ is the one source. It becomes a notebook in
 docs/tutorials/notebooks/ (Markdown cells and code cells; a ``python`` block is a code cell,
@@ -58,7 +58,7 @@ from pathlib import Path
 
 from carnac_env._files import write_text
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "docs"  # the pages this script reads and writes
 TUTORIALS = HERE / "tutorials"
 NOTEBOOKS = TUTORIALS / "notebooks"
 #: the pages that train networks: run with CI's tiny budgets when recording their outputs
@@ -371,7 +371,7 @@ def notebook(name: str, text: str) -> dict:
         {
             "cell_type": "markdown",
             "metadata": {},
-            "source": f"*This notebook is made from the page `docs/tutorials/{name}` by `docs/make_tutorials.py`;"
+            "source": f"*This notebook is made from the page `docs/tutorials/{name}` by `scripts/make_tutorials.py`;"
             f' its cells run in any folder after installing the package ("Run all").{smoke}*',
         },
     )
@@ -382,7 +382,7 @@ def notebook(name: str, text: str) -> dict:
         "metadata": {
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
-            "carnac": {"source": f"docs/tutorials/{name}", "generated_by": "docs/make_tutorials.py"},
+            "carnac": {"source": f"docs/tutorials/{name}", "generated_by": "scripts/make_tutorials.py"},
         },
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -525,7 +525,7 @@ def rewrite_keeping_outputs(name: str) -> None:
     old = [c for c in stored["cells"] if c["cell_type"] == "code"]
     new = [c for c in fresh["cells"] if c["cell_type"] == "code"]
     if [c["source"] for c in old] != [c["source"] for c in new]:
-        raise SystemExit(f"{name}: its code changed; run python docs/make_tutorials.py --only {name}")
+        raise SystemExit(f"{name}: its code changed; run python scripts/make_tutorials.py --only {name}")
     for cell, before in zip(new, old):
         cell["outputs"], cell["execution_count"] = before["outputs"], before["execution_count"]
     write_text(path, to_text(fresh))
@@ -537,7 +537,8 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["--check"]:
         problems = [(name, why) for name in ORDER if (why := stale(name))]
         for name, why in problems:
-            print(f"stale: {notebook_path(name).relative_to(HERE.parent)}: {why} (run python docs/make_tutorials.py)")
+            stale_path = notebook_path(name).relative_to(HERE.parent)
+            print(f"stale: {stale_path}: {why} (run python scripts/make_tutorials.py)")
         return 1 if problems else 0
     if args[:1] == ["--time"] and args[1:] and all(name in ORDER for name in args[1:]):
         import resource
