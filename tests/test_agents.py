@@ -14,12 +14,12 @@ from carnac_env.agents import GreedyAgent, MCTSAgent, RandomAgent, evaluate, mak
 from carnac_env.agents.az import AZAgent
 from carnac_env.agents.greedy import action_values, engine_action_values, reference_action_values
 from carnac_env.batch import BatchGame
-from carnac_env.batch.playouts import random_action
 from carnac_env.batch.rng import seed_state
 from carnac_env.core.boards import BOARDS
 from carnac_env.core.game import RESPOND, GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import PUCT, Network, Playouts
+from carnac_env.search.playouts import random_action
 
 FAST_SPECS = ["random", "greedy", "mcts:sims=8"]
 

@@ -19,10 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from carnac_env.batch import MAX_ENVS, BatchGame, BatchStep, batch_scores, dolmen_winner
-from carnac_env.batch import playouts as batch_playouts
 from carnac_env.batch import rules as batch_rules
 from carnac_env.batch import views as batch_views
-from carnac_env.batch.playouts import playout_actions, random_playout
 from carnac_env.batch.scoring import dolmens_of, group_into
 from carnac_env.batch.state import new_state
 from carnac_env.core import (
@@ -39,6 +37,8 @@ from carnac_env.core import (
 from carnac_env.core.scoring import groups
 from carnac_env.envs.infos import info_dolmen_slots
 from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.search import playouts
+from carnac_env.search.playouts import playout_actions, random_playout
 
 
 # --------------------------------------------------------------------------- the lockstep harness
@@ -876,7 +876,7 @@ def test_the_kernel_is_the_batch_s_state() -> None:
     games.step(games.sample_actions())
     work, _ = new_state(games.board, 1)
     before = games.get_state(2)
-    value, _ = batch_playouts.playout_value(games.kernel, 2, work, 0, 4, np.uint64(9))
+    value, _ = playouts.playout_value(games.kernel, 2, work, 0, 4, np.uint64(9))
     assert -1.0 <= value <= 1.0 and games.get_state(2) == before  # played in the work slot
     batch_rules.play(games.kernel, 2, before.legal_actions()[0])
     assert games.get_state(2) != before  # the kernel is the games' own state, not a copy

@@ -12,7 +12,6 @@ import pytest
 from carnac_env.agents import MCTSAgent, make
 from carnac_env.agents.greedy import reference_action_values
 from carnac_env.batch import BatchGame
-from carnac_env.batch.lookahead import TIE, greedy_action, greedy_playout_value
 from carnac_env.batch.rng import seed_state
 from carnac_env.batch.rules import legal_actions
 from carnac_env.batch.state import new_state
@@ -20,6 +19,7 @@ from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import UCT, Evaluator, Playouts, Search
 from carnac_env.search.evaluators import evaluator_parameters
+from carnac_env.search.lookahead import TIE, greedy_action, greedy_playout_value
 
 BOARD = "petit_menec"
 

@@ -15,7 +15,6 @@ from _frameworks import require
 from _scripts import load_script
 
 from carnac_env.batch import BatchGame
-from carnac_env.batch import playouts as batch_playouts
 from carnac_env.batch import rules as batch_rules
 from carnac_env.batch.rng import seed_state
 from carnac_env.batch.rules import play
@@ -35,6 +34,7 @@ from carnac_env.search import (
     Playouts,
     Search,
     halving_schedule,
+    playouts,
     selection,
 )
 from carnac_env.search.tree import FIELDS, TreeArrays, backup, compact, new_tree, swap_edges
@@ -121,7 +121,7 @@ def test_playout_values_are_for_the_player_to_act() -> None:
         engine = BatchGame(state.board, num_envs=1)
         engine.set_state(0, state)
         work, _ = new_state(state.board, 1)
-        value, _ = batch_playouts.playout_value(engine.kernel, 0, work, 0, 5, seed_state(3))
+        value, _ = playouts.playout_value(engine.kernel, 0, work, 0, 5, seed_state(3))
         assert value == (1.0 if player == 0 else -1.0)
         assert engine.get_state(0) == state  # the playouts ran in the work slot
 
@@ -134,11 +134,11 @@ def test_playouts_are_uniform_random_legal_games_and_reproducible() -> None:
     results = []
     for seed in range(40):
         batch_rules.copy_game(engine.kernel, 0, work, 0)
-        winner, _, _ = batch_playouts.playout(work, 0, seed_state(seed), np.zeros(0, np.int32))
+        winner, _, _ = playouts.playout(work, 0, seed_state(seed), np.zeros(0, np.int32))
         assert arrays.phase[0] == OVER
         results.append(winner)
         batch_rules.copy_game(engine.kernel, 0, work, 0)
-        assert batch_playouts.playout(work, 0, seed_state(seed), np.zeros(0, np.int32))[0] == winner
+        assert playouts.playout(work, 0, seed_state(seed), np.zeros(0, np.int32))[0] == winner
     assert len(set(results)) > 1
 
 
@@ -704,7 +704,7 @@ def test_playouts_implement_the_protocol_too() -> None:
     )
     logits, values = Playouts(3).evaluate(leaves)
     x = seed_state(int(np.random.default_rng(5).integers(2**63)))
-    want, _ = batch_playouts.playout_value(engine.kernel, 1, work, 0, 3, x)
+    want, _ = playouts.playout_value(engine.kernel, 1, work, 0, 3, x)
     assert logits.shape == (1, 165) and not logits.any()
     assert values[0] == np.float32(want)
     assert engine.get_state(1) == state

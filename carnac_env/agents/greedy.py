@@ -21,7 +21,7 @@ random choice.
 
 :func:`evaluate` and :func:`reference_action_values` are the definition, in Python on the rules
 core. What plays is their compiled form (:func:`action_values`, numba, on the batched engine's
-state, in :mod:`carnac_env.batch.lookahead`: about 30x faster), which the ``mcts`` agent's root
+state, in :mod:`carnac_env.search.lookahead`: about 30x faster), which the ``mcts`` agent's root
 ranking, its greedy playouts and the trainer's bootstrap games also use; tests/test_agents.py
 checks that both give the same values, bit for bit, on random positions of every board.
 """
@@ -33,10 +33,10 @@ import numpy as np
 from carnac_env.agents.base import SeededAgent
 from carnac_env.agents.registry import register
 from carnac_env.batch import BatchGame
-from carnac_env.batch.lookahead import DOLMEN, PARTIAL, WIN, action_values_slot
 from carnac_env.batch.state import new_state
 from carnac_env.core.game import OVER, RED, RESPOND, WHITE, GameState
 from carnac_env.core.scoring import groups
+from carnac_env.search.lookahead import DOLMEN, PARTIAL, WIN, action_values_slot
 
 
 def evaluate(state: GameState, player: int) -> float:

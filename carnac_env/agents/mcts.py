@@ -28,7 +28,7 @@ which ``carnac agents`` lists):
 * ``playouts``: playouts per new leaf;
 * ``playout``: the playouts' moves: ``random`` (the default: uniformly random legal moves) or
   ``greedy`` (the ``greedy`` agent's one-move lookahead, compiled:
-  :func:`carnac_env.batch.lookahead.greedy_action`, ties broken at random); a greedy playout
+  :func:`carnac_env.search.lookahead.greedy_action`, ties broken at random); a greedy playout
   costs far more than a random one (docs/search.md);
 * ``epsilon``: with ``playout=greedy``, the chance of a uniformly random move instead of
   greedy's at each move of a playout (0: greedy throughout);

@@ -237,7 +237,7 @@ class BatchGame:
         """The games as the compiled functions take them: the
         :class:`~carnac_env.batch.state.KernelState` that every step changes in place (game
         ``i`` in slot ``i``), e.g. for :meth:`Search.set_roots
-        <carnac_env.search.Search.set_roots>` or :func:`~carnac_env.batch.playouts.playout_value`.
+        <carnac_env.search.Search.set_roots>` or :func:`~carnac_env.search.playouts.playout_value`.
         Read it between steps; a compiled function that changes it changes the games."""
         return self._state
 

@@ -2,7 +2,7 @@
 
 One 64-bit state per stream: :func:`splitmix` advances it and draws a uniform float in
 ``[0, 1)``; :func:`seed_state` turns any integer into a state. The compiled playouts
-(:mod:`carnac_env.batch.playouts`) and the search's untried-edge order (UCT,
+(:mod:`carnac_env.search.playouts`) and the search's untried-edge order (UCT,
 :mod:`carnac_env.search.selection`) draw from it, so the same position and seed give the same
 playout, and the same search, on every machine.
 """

@@ -22,7 +22,7 @@ index ``i``. The rules are written once, in small functions named for them:
   :func:`find_illegal`, :func:`sample_all`, :func:`reset_all`, :func:`restart`.
 
 The scorer of finished games (dolmens and the tie-break chain) is
-:mod:`carnac_env.batch.scoring`; random moves and playouts are :mod:`carnac_env.batch.playouts`.
+:mod:`carnac_env.batch.scoring`; random moves and playouts are :mod:`carnac_env.search.playouts`.
 
 Nothing here declares a rule constant or derives geometry: phases, kinds and plane indices
 come from :mod:`carnac_env.core`, the tilt squares and neighbours from
@@ -256,7 +256,7 @@ def pick(st, i, u):  # pragma: no cover - compiled
     """The legal action number of rank ``floor(u * count)`` among game ``i``'s ``count`` legal
     actions, ``u`` in [0, 1): with ``u`` uniform, a uniformly random legal move, as
     :meth:`BatchGame.sample_actions <carnac_env.batch.BatchGame.sample_actions>` draws them
-    (the playouts' own draw, :func:`~carnac_env.batch.playouts.random_action`, uses it for
+    (the playouts' own draw, :func:`~carnac_env.search.playouts.random_action`, uses it for
     responses). Placements are ranked in the order of the ``free`` list (no search: the square
     is ``free[i, rank]``), responses as the legal tilts, then decline."""
     squares = st.kinds.shape[1]

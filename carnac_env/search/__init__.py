@@ -19,12 +19,12 @@ backs the values up with Carnac's turn order (the same player may act twice:
   values, the improved policy, the chosen action).
 
 :func:`random_playout` and :func:`playout_actions` (one random game from a core GameState, the
-same moves as the :class:`Playouts` evaluator) are :mod:`carnac_env.batch.playouts`'s, exported
+same moves as the :class:`Playouts` evaluator) are :mod:`carnac_env.search.playouts`'s, exported
 here too. The ``mcts`` and ``az`` agents and the trainer's self-play are thin layers over it.
 """
 
-from carnac_env.batch.playouts import playout_actions, random_playout
 from carnac_env.search.evaluators import Evaluator, Leaves, Mixed, Network, Playouts
+from carnac_env.search.playouts import playout_actions, random_playout
 from carnac_env.search.search import RootEdges, Search
 from carnac_env.search.selection import PUCT, UCT, Gumbel, Selection, halving_schedule
 

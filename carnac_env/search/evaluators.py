@@ -40,13 +40,13 @@ import numpy as np
 
 from carnac_env import _checks
 from carnac_env.batch.engine import game_state
-from carnac_env.batch.lookahead import greedy_playout_value
-from carnac_env.batch.playouts import playout_value
 from carnac_env.batch.rng import seed_state
 from carnac_env.batch.state import KernelState, StateArrays, new_state
 from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
+from carnac_env.search.lookahead import greedy_playout_value
+from carnac_env.search.playouts import playout_value
 
 __all__ = [
     "Evaluator",
@@ -118,7 +118,7 @@ class EvaluatorParameters(NamedTuple):
     batched: bool
     playouts: int
     weight: float
-    #: The compiled playouts play greedy's moves (:mod:`carnac_env.batch.lookahead`), not random ones.
+    #: The compiled playouts play greedy's moves (:mod:`carnac_env.search.lookahead`), not random ones.
     greedy: bool = False
     #: With ``greedy``: the chance of a uniformly random move instead of greedy's, at each move.
     epsilon: float = 0.0
@@ -134,7 +134,7 @@ class Evaluator:
         weight: the playouts' share of the value, ``(1 - weight) * evaluated + weight *
             playouts``, when ``playouts`` > 0.
         policy: the compiled playouts' moves: ``"random"`` (uniform) or ``"greedy"``
-            (greedy's one-move lookahead, :mod:`carnac_env.batch.lookahead`).
+            (greedy's one-move lookahead, :mod:`carnac_env.search.lookahead`).
         epsilon: with ``"greedy"``, the chance of a uniformly random move at each move.
     """
 
@@ -172,7 +172,7 @@ class Playouts(Evaluator):
     priors. Valued inside the compiled loop.
 
     ``policy`` ``"random"`` (the default) plays uniformly random legal moves; ``"greedy"`` plays
-    greedy's move (its one-move lookahead, :func:`carnac_env.batch.lookahead.greedy_action`:
+    greedy's move (its one-move lookahead, :func:`carnac_env.search.lookahead.greedy_action`:
     ties broken at random), or with probability ``epsilon`` at each move a random one. A greedy
     playout costs far more than a random one (docs/search.md has the measurements)."""
 

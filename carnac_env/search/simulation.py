@@ -12,8 +12,8 @@ tree's round. What happens at the leaf depends on the evaluator's
 :class:`~carnac_env.search.evaluators.EvaluatorParameters`:
 
 * ``playouts`` > 0: compiled random playouts value it at once
-  (:func:`~carnac_env.batch.playouts.playout_value`; with ``greedy``, playouts of greedy's
-  moves, :func:`~carnac_env.batch.lookahead.greedy_playout_value`, whose lookahead plays in
+  (:func:`~carnac_env.search.playouts.playout_value`; with ``greedy``, playouts of greedy's
+  moves, :func:`~carnac_env.search.lookahead.greedy_playout_value`, whose lookahead plays in
   ``work``'s slots after the trees' own);
 * not ``batched`` (:class:`~carnac_env.search.Playouts`): that value is backed up at once, and
   the scratch slot is played unobserved (its views are never read);
@@ -35,11 +35,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from carnac_env.batch import lookahead as _lookahead
-from carnac_env.batch import playouts as _playouts
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import views as _views
 from carnac_env.batch.rules import NOT_OVER
+from carnac_env.search import lookahead as _lookahead
+from carnac_env.search import playouts as _playouts
 from carnac_env.search.selection import select_edge
 from carnac_env.search.tree import (
     PENDING,

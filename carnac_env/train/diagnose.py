@@ -27,13 +27,13 @@ from carnac_env.agents import make
 from carnac_env.agents.az import AZAgent
 from carnac_env.arena.openings import random_opening
 from carnac_env.batch import BatchGame
-from carnac_env.batch.playouts import playout_value
 from carnac_env.batch.rng import seed_state
 from carnac_env.batch.state import new_state
 from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.models import cached, model_path
+from carnac_env.search.playouts import playout_value
 
 
 def diagnose(

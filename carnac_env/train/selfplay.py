@@ -52,7 +52,6 @@ import numpy as np
 from carnac_env import _checks
 from carnac_env.agents.greedy import engine_action_values
 from carnac_env.batch import BatchGame
-from carnac_env.batch.playouts import playout_value
 from carnac_env.batch.rng import seed_state
 from carnac_env.batch.state import new_state
 from carnac_env.core.boards import Board, make_board
@@ -61,6 +60,7 @@ from carnac_env.core.scoring import dolmen_sizes
 from carnac_env.errors import CarnacError
 from carnac_env.models import PolicyValueNet
 from carnac_env.search import PUCT, Gumbel, Network, Search
+from carnac_env.search.playouts import playout_value
 from carnac_env.train.config import SELFPLAY_BACKENDS
 
 #: Ownership target values.

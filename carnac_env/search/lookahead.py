@@ -10,7 +10,7 @@ decline); a response is worth the position after it.
 * :func:`action_values_slot`: greedy's value of every legal action of a slot (the agent, the
   ``mcts`` agent's root ranking and the trainer's bootstrap games use it).
 * :func:`greedy_action`: the best of them, ties broken by a SplitMix64 draw; with probability
-  ``epsilon`` a uniformly random legal move instead (:func:`~carnac_env.batch.playouts.random_action`).
+  ``epsilon`` a uniformly random legal move instead (:func:`~carnac_env.search.playouts.random_action`).
 * :func:`greedy_playout_value`: the mean result of playouts of such moves (the search's
   ``Playouts(policy="greedy")`` evaluator).
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from carnac_env.batch.playouts import random_action
 from carnac_env.batch.rng import splitmix
 from carnac_env.batch.rules import copy_rules_state, legal_actions, play_unobserved, value_for, winner_of
 from carnac_env.batch.scoring import group_into, winner_into
 from carnac_env.core.game import EMPTY, OVER, RED, RESPOND, WHITE
+from carnac_env.search.playouts import random_action
 
 __all__ = ["DOLMEN", "PARTIAL", "WIN", "action_values_slot", "greedy_action", "greedy_playout_value"]
 
@@ -123,7 +123,7 @@ def greedy_action(st, i, work, w, epsilon, x, actions, values, seen, stack, repl
     """Greedy's move in game ``i`` of ``st`` and the generator's next state: the best action by
     :func:`action_values_into` (scratch slots ``w``, ``w + 1`` of ``work``), a uniform draw
     among those within :data:`TIE` of the best; with ``epsilon`` > 0, first a draw that plays
-    :func:`~carnac_env.batch.playouts.random_action` instead with probability ``epsilon``."""
+    :func:`~carnac_env.search.playouts.random_action` instead with probability ``epsilon``."""
     x = np.uint64(x)
     if epsilon > 0.0:
         x, u = splitmix(x)
