@@ -80,6 +80,7 @@ __all__ = [
     "FolderLock",
     "append_line",
     "appending",
+    "check_output",
     "is_stdout",
     "lock_folder",
     "reading",
@@ -141,6 +142,24 @@ def is_stdout(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is :data:`STDOUT` (``-``), which the writers of this module take to
     mean standard output (``./-`` names a file called ``-``)."""
     return os.fspath(path) == STDOUT
+
+
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Refuse now, before any work, an output that :func:`writing` would refuse: one whose
+    folder does not exist, or that exists and is not a regular file (see the module
+    docstring). ``-`` (standard output) passes. A command calls it on each output it was
+    given before it computes what goes there; :func:`writing` checks again.
+
+    Raises:
+        CarnacError: naming the path and why.
+    """
+    if is_stdout(path):
+        return
+    target = Path(path)
+    _refuse_unless_regular(target)
+    folder = target.parent
+    if not folder.is_dir():
+        raise CarnacError(f"cannot write {target}: the folder {folder} does not exist")
 
 
 def _refuse_unless_regular(target: Path) -> None:
