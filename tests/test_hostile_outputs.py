@@ -240,6 +240,20 @@ def test_replay_refuses_a_hostile_output(tmp_path, capsys, option, hostile):
     assert _kind(path) == before
 
 
+@pytest.mark.parametrize("hostile", ["device", "fifo", "link to a device"])
+def test_play_refuses_a_hostile_save_before_the_game(tmp_path, capsys, monkeypatch, hostile):
+    from carnac_env.cli import main
+
+    monkeypatch.chdir(tmp_path)  # the old code wrote a file called "-" here
+    path = HOSTILE[hostile](tmp_path)
+    before = _kind(path)
+    assert main(["play", "--board", "small", "--opponent", "random", "--save", str(path)]) == 2
+    assert f"--save {path}: cannot write {path}: it is" in capsys.readouterr().err
+    assert _kind(path) == before
+    assert main(["play", "--board", "small", "--opponent", "random", "--save", "-"]) == 2
+    assert "--save -: the game itself is shown on standard output" in capsys.readouterr().err
+
+
 def test_replay_html_to_standard_output(tmp_path, capfd):
     from carnac_env.cli import main
 
