@@ -183,12 +183,19 @@ def _refuse_unless_regular(target: Path) -> None:
             return
         raise CarnacError(
             f"cannot write {target}: it is a symbolic link to {_kind(pointed)}, and an output never replaces "
-            f"such a link nor writes through it: {_OUTPUT_HINT}"
+            f"such a link nor writes through it: {_way_out(pointed)}"
         )
-    raise CarnacError(f"cannot write {target}: {_not_regular(info)}, and is never replaced: {_OUTPUT_HINT}")
+    raise CarnacError(
+        f"cannot write {target}: {_not_regular(info)}, and an output never replaces one: {_way_out(info)}"
+    )
 
 
-_OUTPUT_HINT = f"name a regular file, or {STDOUT} for standard output"
+def _way_out(info: os.stat_result) -> str:
+    """How to get past a refused output: another path (a folder may be moved; a device, never:
+    for a stream such as /dev/stdout, ``-``)."""
+    if stat.S_ISDIR(info.st_mode):
+        return "move it away or choose another path"
+    return f"choose another path ({STDOUT} writes to standard output)"
 
 
 def _remove_stale_temporaries(target: Path) -> None:
