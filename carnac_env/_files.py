@@ -6,13 +6,33 @@ against a crash, a full disk and a hostile folder:
 
 * :func:`write_bytes`, :func:`write_text`, :func:`write_json` and the :func:`writing`
   context manager (for writers that take a file handle: ``np.savez``, ``torch.save``, PIL,
-  matplotlib, ``csv``) write a temporary file with a random name in the target's folder,
-  created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``, so a planted file or symbolic
-  link at that name is never opened), flush and ``fsync`` it, and rename it into place
-  (``os.replace``, which replaces a link at the target rather than following it). A reader
-  sees the old file or the new one, never half of one. A failed write (a full disk, a
-  missing folder, an error in the writer) removes the temporary file and raises a
-  :class:`~carnac_env.errors.CarnacError` naming the target.
+  matplotlib, ``csv``) write a temporary file ``.NAME.PID.RANDOM.tmp`` in the target's
+  folder, created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``, so a planted file or
+  symbolic link at that name is never opened) and ``flock``-ed by the writer while it
+  lives, flush and ``fsync`` it, and rename it into place (``os.replace``, which replaces a
+  link at the target rather than following it). A reader sees the old file or the new one,
+  never half of one. A failed write (a full disk, a missing folder, an error in the writer)
+  removes the temporary file and raises a :class:`~carnac_env.errors.CarnacError` naming
+  the target.
+* **What an output may be.** The target is checked (``lstat``) before anything is written and
+  again just before the rename: a path that exists and is not a regular file (a device such
+  as ``/dev/full`` or ``/dev/null``, a FIFO, a socket, a folder) is refused with a
+  :class:`~carnac_env.errors.CarnacError` naming it, and so is a symbolic link that points
+  to one (``/dev/stdout`` is such a link): neither is ever replaced, let alone written
+  through. A link to a regular file, or a dangling one, is replaced by the new file (the
+  link, an entry of the output folder, goes; what it pointed to is never touched). The
+  folders above the target are followed as given: they are the caller's choice (as a
+  shell's ``>`` follows them), and the package's own output names are fixed names inside
+  them. The path ``-`` means standard output (:data:`STDOUT`): the whole output is built
+  in memory and written there at the end, so a failed writer writes nothing.
+* **Temporary files of an interrupted write** (a ``kill -9`` during the write of a
+  checkpoint, a model, a log) are removed by the next write of the same target: each
+  ``.NAME.PID.RANDOM.tmp`` of that target whose ``flock`` can be taken (its writer is dead:
+  the kernel drops the lock of a process that dies) is deleted before the new write starts
+  (where the file system has no ``flock``, one whose process ``PID`` no longer exists). A
+  live writer's temporary is never touched. Temporaries of the older form
+  ``.NAME.RANDOM.tmp`` (no pid) are removed once untouched for
+  :data:`LEGACY_TEMPORARY_AGE` seconds.
 * :func:`append_line` and :func:`appending` append lines durably (each line written in one
   call and fsynced) to a regular file, never through a symbolic link.
 * :func:`reading` opens a file the package reads (records, arena folders, panels, models,
@@ -36,10 +56,13 @@ say who holds the lock; the few lines here do both, on the same ``flock``.
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
+import re
 import secrets
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -49,12 +72,16 @@ from typing import IO, Any
 from carnac_env.errors import CarnacError
 
 __all__ = [
+    "LEGACY_TEMPORARY_AGE",
     "LOCK_NAME",
+    "STDOUT",
     "Appender",
     "FolderBusyError",
     "FolderLock",
     "append_line",
     "appending",
+    "check_output",
+    "is_stdout",
     "lock_folder",
     "reading",
     "same_bytes",
@@ -67,6 +94,15 @@ __all__ = [
 
 #: The lock file's name in a locked folder (present only while a run holds it, or after a kill).
 LOCK_NAME = ".carnac.lock"
+
+#: The output path that means standard output (``--svg -``), for every writer of this module.
+STDOUT = "-"
+
+#: Seconds after which a temporary file of the older form ``.NAME.RANDOM.tmp`` (written before
+#: temporaries carried their writer's pid and lock) counts as left by a dead writer.
+LEGACY_TEMPORARY_AGE = 3600.0
+
+_TEMPORARY_TAIL = re.compile(r"(?:(?P<pid>[0-9]+)\.)?[0-9a-f]{16}\.tmp")
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -102,15 +138,131 @@ def _fsync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def is_stdout(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is :data:`STDOUT` (``-``), which the writers of this module take to
+    mean standard output (``./-`` names a file called ``-``)."""
+    return os.fspath(path) == STDOUT
+
+
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Refuse now, before any work, an output that :func:`writing` would refuse: one whose
+    folder does not exist, or that exists and is not a regular file (see the module
+    docstring). ``-`` (standard output) passes. A command calls it on each output it was
+    given before it computes what goes there; :func:`writing` checks again.
+
+    Raises:
+        CarnacError: naming the path and why.
+    """
+    if is_stdout(path):
+        return
+    target = Path(path)
+    _refuse_unless_regular(target)
+    folder = target.parent
+    if not folder.is_dir():
+        raise CarnacError(f"cannot write {target}: the folder {folder} does not exist")
+
+
+def _refuse_unless_regular(target: Path) -> None:
+    """Refuse an output path that exists and is not a regular file, or is a symbolic link to
+    one that is not (a device, a FIFO, a socket, a folder): it is never replaced, never
+    written through. A link to a regular file, a dangling link and a missing file pass."""
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise _fail(target, err) from None
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            pointed = os.stat(target)
+        except OSError:
+            return  # dangling, or a loop: the link itself is replaced
+        if stat.S_ISREG(pointed.st_mode):
+            return
+        raise CarnacError(
+            f"cannot write {target}: it is a symbolic link to {_kind(pointed)}, and an output never replaces "
+            f"such a link nor writes through it: {_way_out(pointed)}"
+        )
+    raise CarnacError(
+        f"cannot write {target}: {_not_regular(info)}, and an output never replaces one: {_way_out(info)}"
+    )
+
+
+def _way_out(info: os.stat_result) -> str:
+    """How to get past a refused output: another path (a folder may be moved; a device, never:
+    for a stream such as /dev/stdout, ``-``)."""
+    if stat.S_ISDIR(info.st_mode):
+        return "move it away or choose another path"
+    return f"choose another path ({STDOUT} writes to standard output)"
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Remove the temporary files of ``target`` left by writers that died (see the module
+    docstring); never one a live writer holds, never anything but a regular file."""
+    prefix = f".{target.name}."
+    folder = target.parent
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.name.startswith(prefix)]
+    except OSError:
+        return
+    for entry in entries:
+        match = _TEMPORARY_TAIL.fullmatch(entry.name[len(prefix) :])
+        if match is None:
+            continue
+        with suppress(OSError):
+            _remove_if_dead(Path(entry.path), match["pid"])
+
+
+def _remove_if_dead(path: Path, pid: str | None) -> None:
+    """Remove the temporary ``path`` if no live writer holds it (``pid``: its writer's, or
+    None for one of the older form)."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return
+        if pid is None and time.time() - info.st_mtime < LEGACY_TEMPORARY_AGE:
+            return  # older writers took no lock: only an old file is surely abandoned
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES) or pid is None or _alive(int(pid)):
+                return  # held by a live writer (or, with no flock here, its process lives)
+        if os.lstat(path).st_ino == info.st_ino:  # still the file looked at
+            os.unlink(path)
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _create_temporary(path: Path) -> tuple[int, Path]:
-    """A new file with a random name next to ``path``, opened exclusively (never an
-    existing file, never through a link); its descriptor and name."""
+    """A new file ``.NAME.PID.RANDOM.tmp`` next to ``path``, opened exclusively (never an
+    existing file, never through a link) and locked (``flock``) for the writer's life; its
+    descriptor and name."""
+    import fcntl
+
     for _ in range(100):
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
         except FileExistsError:
             continue  # a name planted (or drawn) already: draw another
+        with suppress(OSError):  # a file system with no flock: the pid in the name then says
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return fd, tmp
     raise FileExistsError(errno.EEXIST, "no free temporary name", os.fspath(path))
 
@@ -123,14 +275,24 @@ def writing(path: str | os.PathLike[str], *, text: bool = False, newline: str | 
     ``with writing(path, text=True, newline="") as handle: csv.writer(handle)...``
     (UTF-8 text; ``newline`` as :func:`open`'s). When the block ends normally the data is
     flushed, fsynced and renamed over ``path``; when it raises, the temporary file is
-    removed and ``path`` is left as it was.
+    removed and ``path`` is left as it was. Temporaries of ``path`` left by a killed writer
+    are removed first. ``path`` may be ``-`` (:data:`STDOUT`): the data then goes to standard
+    output when the block ends normally (nothing when it raises).
 
     Raises:
         CarnacError: the file cannot be written (a missing folder, no permission, a full
-            disk, a folder at ``path``), naming ``path`` and why; an error raised by the
-            block itself is raised again unchanged (an ``OSError`` becomes this CarnacError).
+            disk), or ``path`` is not a regular file (a folder, a device, a FIFO, a socket,
+            or a symbolic link to one of those), naming ``path`` and why; an error raised by
+            the block itself is raised again unchanged (an ``OSError`` becomes this
+            CarnacError).
     """
+    if is_stdout(path):
+        with _writing_stdout(text, newline) as handle:
+            yield handle
+        return
     target = Path(path)
+    _refuse_unless_regular(target)
+    _remove_stale_temporaries(target)
     try:
         fd, tmp = _create_temporary(target)
     except OSError as err:
@@ -138,12 +300,13 @@ def writing(path: str | os.PathLike[str], *, text: bool = False, newline: str | 
     renamed = False
     try:
         handle = os.fdopen(fd, "w" if text else "wb", encoding="utf-8" if text else None, newline=newline)
-        with handle:
+        with handle:  # open (and locked) until renamed: a cleaner never takes a live temporary
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
-        renamed = True
+            _refuse_unless_regular(target)  # again: nothing swapped in while the writer ran
+            os.replace(tmp, target)
+            renamed = True
     except OSError as err:
         raise _fail(target, err) from None
     finally:
@@ -151,6 +314,29 @@ def writing(path: str | os.PathLike[str], *, text: bool = False, newline: str | 
             with suppress(OSError):
                 os.unlink(tmp)
     _fsync_folder(os.fspath(target.parent))
+
+
+@contextmanager
+def _writing_stdout(text: bool, newline: str | None) -> Iterator[IO[Any]]:
+    """:func:`writing` for ``-``: a handle on memory, copied to standard output at the end."""
+    buffer = io.BytesIO()
+    handle: IO[Any] = buffer
+    if text:
+        handle = io.TextIOWrapper(buffer, encoding="utf-8", newline=newline, write_through=True)
+    yield handle
+    if isinstance(handle, io.TextIOWrapper):
+        handle.flush()
+        handle.detach()
+    try:
+        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write(buffer.getvalue().decode("utf-8", "replace"))
+        else:
+            out.write(buffer.getvalue())
+            out.flush()
+    except OSError as err:
+        raise CarnacError(f"cannot write to standard output: {_reason(err)}") from None
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, if_changed: bool = False) -> bool:
@@ -181,20 +367,29 @@ def write_json(path: str | os.PathLike[str], value: Any, *, if_changed: bool = F
 
 
 def same_bytes(path: str | os.PathLike[str], data: bytes) -> bool:
-    """Whether ``path`` is a regular file (not a link) holding exactly ``data``."""
+    """Whether ``path`` is a regular file (not a link) holding exactly ``data``; anything
+    else (a folder, a device, a FIFO: never opened) is not."""
+    if is_stdout(path):
+        return False
     try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
     except OSError:
         return False
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
             return False
-        return handle.read(len(data) + 1) == data
+        return _read_all(fd, len(data) + 1) == data
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
-def _not_regular(info: os.stat_result) -> str:
-    """What a file that is not a regular one is, in words."""
+def _kind(info: os.stat_result) -> str:
+    """What a file that is not a regular one is, in words (``"a FIFO (named pipe)"``)."""
     mode = info.st_mode
     kinds = (
         (stat.S_ISDIR, "a folder"),
@@ -203,8 +398,12 @@ def _not_regular(info: os.stat_result) -> str:
         (stat.S_ISBLK, "a block device"),
         (stat.S_ISSOCK, "a socket"),
     )
-    kind = next((word for test, word in kinds if test(mode)), "not a regular file")
-    return f"it is {kind}, not a regular file"
+    return next((word for test, word in kinds if test(mode)), "not a regular file")
+
+
+def _not_regular(info: os.stat_result) -> str:
+    """What a file that is not a regular one is, in words."""
+    return f"it is {_kind(info)}, not a regular file"
 
 
 @contextmanager
@@ -257,6 +456,12 @@ def _open_regular(path: str | os.PathLike[str], flags: int, doing: str, *, keep:
     its own under the same name (its first ``keep`` bytes, or all), so writing it changes
     nothing seen through the other names."""
     for attempt in range(2):
+        try:
+            seen = os.lstat(path)
+        except OSError:
+            seen = None
+        if seen is not None and not (stat.S_ISREG(seen.st_mode) or stat.S_ISLNK(seen.st_mode)):
+            raise CarnacError(f"cannot {doing} {os.fspath(path)}: {_not_regular(seen)}")  # a device: never opened
         try:
             fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
         except OSError as err:

@@ -99,7 +99,7 @@ def test_missing_folder_and_folder_at_target_are_refused_with_the_name(tmp_path)
     with pytest.raises(CarnacError, match=r"cannot write .*nowhere/a\.json: No such file"):
         _files.write_json(tmp_path / "nowhere" / "a.json", {})
     (tmp_path / "dir").mkdir()
-    with pytest.raises(CarnacError, match=r"cannot write .*dir: Is a directory"):
+    with pytest.raises(CarnacError, match=r"cannot write .*dir: it is a folder, not a regular file"):
         _files.write_text(tmp_path / "dir", "x")
     assert _leftovers(tmp_path) == []
 

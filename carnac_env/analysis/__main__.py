@@ -8,7 +8,10 @@ Prints Red's expected score at the start and the end and the moves where the mov
 score dropped most, with the agent's preferred move, and where the exact solver reached
 (``--solve``: at most that many megaliths left, default 7; 0: none) the moves that threw a
 solved result away; ``--html`` writes the game's web replay
-with the agent's view in it, ``--svg``/``--png`` the curve.
+with the agent's view in it, ``--svg``/``--png`` the curve. One of them may be ``-``, standard
+output (the review in words then goes to standard error). Each output is checked before the
+review starts: a missing folder, or a path that is a device, a FIFO, a socket or a folder, is
+refused by name (:mod:`carnac_env._files`).
 """
 
 from __future__ import annotations
@@ -37,34 +40,43 @@ def main(argv: list[str] | None = None) -> int:
         "--solve", type=int, default=7, help="solve positions with at most N megaliths left (default 7; 0: none)"
     )
     parser.add_argument("--mistakes", type=int, default=3, help="how many of the biggest drops to list (default 3)")
-    parser.add_argument("--html", default=None, help="write the web replay with the agent's view to this .html file")
-    parser.add_argument("--svg", default=None, help="write the curve to this .svg file")
-    parser.add_argument("--png", default=None, help="write the curve to this .png file")
+    parser.add_argument(
+        "--html", default=None, help="write the web replay with the agent's view to this .html file (-: stdout)"
+    )
+    parser.add_argument("--svg", default=None, help="write the curve to this .svg file (-: standard output)")
+    parser.add_argument("--png", default=None, help="write the curve to this .png file (-: standard output)")
     args = parser.parse_args(argv)
     try:
         from io import BytesIO
 
-        from carnac_env._files import write_bytes, write_text
+        from carnac_env._files import check_output, is_stdout, write_bytes, write_text
         from carnac_env.analysis import review
         from carnac_env.core.record import GameRecord
 
+        outputs = {f"--{name}": getattr(args, name) for name in ("html", "svg", "png") if getattr(args, name)}
+        to_stdout = [option for option, path in outputs.items() if is_stdout(path)]
+        if len(to_stdout) > 1:
+            raise CarnacError(f"only one output can go to standard output (-); {' and '.join(to_stdout)} both ask")
+        for path in outputs.values():
+            check_output(path)  # before the review's minutes of search
+        words = sys.stderr if to_stdout else sys.stdout  # standard output is the file's alone
         record = GameRecord.load(args.game, line=args.line)
         done = review(record, args.model, sims=args.sims, mistakes=args.mistakes, search=args.search, solve=args.solve)
         for line in done.lines():
-            print(line)
+            print(line, file=words)
         if args.html:
             from carnac_env.render.html import write_replay_html
 
             write_replay_html(record, args.html, analysis=done)
-            print(f"wrote {args.html}")
+            print(f"wrote {args.html}", file=words)
         if args.svg:
             write_text(args.svg, done.svg() + "\n")
-            print(f"wrote {args.svg}")
+            print(f"wrote {args.svg}", file=words)
         if args.png:
             buffer = BytesIO()
             done.png().save(buffer, format="PNG")
             write_bytes(args.png, buffer.getvalue())
-            print(f"wrote {args.png}")
+            print(f"wrote {args.png}", file=words)
     except CarnacError as err:
         print(f"carnac: error: {err}", file=sys.stderr)
         return 2

@@ -19,7 +19,12 @@ __all__ = ["cmd_play"]
 
 
 def _check_writable(path: str) -> None:
-    """Refuse a record path that cannot be written, before any game is played."""
+    """Refuse a record path that cannot be written, before any game is played (a device, a
+    FIFO or a socket there too: :func:`~carnac_env._files.check_output`)."""
+    from carnac_env._files import check_output, is_stdout
+
+    if is_stdout(path):
+        raise CarnacError("--save -: the game itself is shown on standard output; name a file such as game.json")
     target = Path(path)
     folder = target.parent
     if target.is_dir():
@@ -28,6 +33,10 @@ def _check_writable(path: str) -> None:
         raise CarnacError(f"--save {path}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise CarnacError(f"--save {path}: cannot write there (permission denied)")
+    try:
+        check_output(path)
+    except CarnacError as err:
+        raise CarnacError(f"--save {path}: {err}") from None
 
 
 def _save_record(record: Any, save: str) -> None:

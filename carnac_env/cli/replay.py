@@ -60,17 +60,33 @@ def cmd_replay(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
 
 
 def _write_replays(record: Any, args: argparse.Namespace) -> int:
-    """``--gif``, ``--mp4`` and ``--html``: write each file asked for."""
+    """``--gif``, ``--mp4`` and ``--html``: write each file asked for. Every output is checked
+    (:func:`~carnac_env._files.check_output`) and the animation's size bounded
+    (:func:`~carnac_env.render.animate.check_animation_size`) before anything is drawn; one of
+    them may be ``-``, standard output (the "wrote" lines then go to standard error)."""
+    from carnac_env._files import check_output, is_stdout
+
+    outputs = {option: getattr(args, option) for option in ("html", "gif", "mp4") if getattr(args, option)}
+    to_stdout = [f"--{option}" for option, path in outputs.items() if is_stdout(path)]
+    if len(to_stdout) > 1:
+        raise CarnacError(f"only one output can go to standard output (-); {' and '.join(to_stdout)} both ask")
+    for path in outputs.values():
+        check_output(path)
+    words = sys.stderr if to_stdout else sys.stdout
+    if args.gif or args.mp4:
+        from carnac_env.render.animate import check_animation_size  # a missing extra raises CarnacError naming it
+
+        check_animation_size(record)
     if args.html:
         from carnac_env.render.html import write_replay_html
 
         write_replay_html(record, args.html)
-        print(f"wrote {args.html}")
+        print(f"wrote {args.html}", file=words)
     if args.gif or args.mp4:
-        from carnac_env.render.animate import write_animation  # a missing extra raises CarnacError naming it
+        from carnac_env.render.animate import write_animation
 
-        for target in (args.gif, args.mp4):
+        for suffix, target in ((".gif", args.gif), (".mp4", args.mp4)):
             if target:
-                write_animation(record, target, fps=args.fps)
-                print(f"wrote {target}")
+                write_animation(record, target, fps=args.fps, suffix=suffix if is_stdout(target) else None)
+                print(f"wrote {target}", file=words)
     return 0

@@ -151,10 +151,14 @@ def play_gui(
 
     Raises:
         CarnacError: pygame is missing (``pip install 'carnac-env[gui]'``), no window can be
-            opened, or a bad board, opponent or seat.
+            opened, a bad board, opponent or seat, or a ``save`` path that cannot be written
+            (checked before the game: a missing folder, a device, a FIFO, a folder).
     """
+    from carnac_env._files import check_output
     from carnac_env.agents import make
 
+    if save is not None:
+        check_output(save)  # a missing folder, a device or a FIFO: refused before the game, not after
     agent = make(opponent, seed=seed)
     name = opponent if isinstance(opponent, str) else type(opponent).__name__
     controller = GuiController(board, agent, seat, opponent_name=name, cell=cell, threaded=True)

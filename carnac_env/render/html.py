@@ -36,7 +36,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from carnac_env._files import write_text
+from carnac_env._files import check_output, is_stdout, write_text
 from carnac_env.core.game import PLAYER_NAMES
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
@@ -391,19 +391,23 @@ def replay_html(record: GameRecord, *, cell: int = 40, title: str | None = None,
 
 
 def write_replay_html(record: GameRecord, path: str | Path, *, cell: int = 40, analysis: Any = None) -> Path:
-    """Write the replay page of ``record`` to ``path`` (an ``.html`` file), with the agent's
-    view if ``analysis`` (a :class:`~carnac_env.analysis.Review` of it) is given. Returns the path.
+    """Write the replay page of ``record`` to ``path`` (an ``.html`` file, or ``-`` for
+    standard output), with the agent's view if ``analysis`` (a
+    :class:`~carnac_env.analysis.Review` of it) is given. Returns the path.
 
     Raises:
-        CarnacError: the name does not end in .html/.htm, its folder does not exist, or the
-            file cannot be written.
+        CarnacError: the name does not end in .html/.htm, its folder does not exist, the
+            path is not a regular file (a device, a FIFO, a folder: see
+            :mod:`carnac_env._files`), or the file cannot be written.
         RecordError: a move of the record that does not parse or is illegal.
     """
+    if is_stdout(path):
+        write_text(path, replay_html(record, cell=cell, analysis=analysis))
+        return Path(path)
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
         raise CarnacError(f"cannot write {path.name!r}: expected a file name ending in .html")
-    if not path.parent.is_dir():
-        raise CarnacError(f"cannot write {path}: the folder {path.parent} does not exist")
+    check_output(path)  # a missing folder, a device or a FIFO there: refused before the page is made
     page = replay_html(record, cell=cell, analysis=analysis)
     write_text(path, page)  # atomic: a full disk leaves no half page (carnac_env._files)
     return path

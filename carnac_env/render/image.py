@@ -130,6 +130,54 @@ class Layout:
         return self.left, self.top, self.left + self.cols * self.cell, self.top + self.rows * self.cell
 
 
+#: The largest picture the renderers draw, in pixels (width x height): 4096 x 4096, 48 MiB as
+#: RGB. A bigger one (a 64 x 64 board with a large ``cell``) is refused before anything is
+#: drawn; a smaller ``cell`` gets under it. Animations are capped again as a whole
+#: (:data:`carnac_env.render.animate.MAX_ANIMATION_BYTES`).
+MAX_FRAME_PIXELS = 4096 * 4096
+
+
+def font_size(cell: int) -> int:
+    """The text size of pictures drawn with squares of ``cell`` pixels."""
+    return max(9, round(cell * 0.3))
+
+
+def picture_layout(board: Board, cell: int, *, status: bool = True, coordinates: bool = True) -> Layout:
+    """Where things go in :class:`ImageRenderer`'s picture of ``board`` (its size included),
+    worked out without drawing anything.
+
+    Raises:
+        CarnacError: ``cell`` is not a whole number of at least 8 pixels.
+    """
+    cell = whole("cell", cell, 8)
+    size = font_size(cell)
+    margin = max(4, cell // 6)
+    label = round(cell * 0.5) if coordinates else margin
+    left, top = label, label
+    board_w, board_h = board.cols * cell, board.rows * cell
+    width = left + board_w + margin + (label - margin if coordinates else 0) // 2
+    status_top = top + board_h + margin
+    height = status_top + (round(size * 6.2) if status else 0)
+    width += max(0, 24 * size - width) if status else 0  # room for the status text
+    width += width % 2  # even sizes suit video encoders
+    height += height % 2
+    return Layout(cell, left, top, board.rows, board.cols, width, height, status_top)
+
+
+def check_frame_size(width: int, height: int, what: str) -> None:
+    """Refuse a picture of ``width`` x ``height`` pixels above :data:`MAX_FRAME_PIXELS`, before
+    it is drawn (``what`` names it in the message).
+
+    Raises:
+        CarnacError: naming the size, the cap and the way under it (a smaller cell).
+    """
+    if width * height > MAX_FRAME_PIXELS:
+        raise CarnacError(
+            f"{what} would be {width} x {height} pixels, above the cap of {MAX_FRAME_PIXELS:,} pixels "
+            "(carnac_env.render.image.MAX_FRAME_PIXELS); draw it with a smaller cell (square size in pixels)"
+        )
+
+
 class ImageRenderer:
     """Draws Carnac positions of one board as RGB images (Pillow; no window).
 
@@ -141,8 +189,9 @@ class ImageRenderer:
         coordinates: draw the column letters and row numbers.
 
     Raises:
-        CarnacError: Pillow is not installed (a core dependency: ``pip install pillow``), or
-            ``cell`` is below 8 pixels.
+        CarnacError: Pillow is not installed (a core dependency: ``pip install pillow``),
+            ``cell`` is below 8 pixels, or the picture would be larger than
+            :data:`MAX_FRAME_PIXELS` (refused before anything is drawn).
     """
 
     def __init__(
@@ -155,24 +204,14 @@ class ImageRenderer:
         coordinates: bool = True,
     ) -> None:
         self._image, self._draw_module, _ = _require_pillow()
-        cell = whole("cell", cell, 8)
         self.board = board if isinstance(board, Board) else make_board(board)
-        self.cell = cell
+        self.layout = picture_layout(self.board, cell, status=status, coordinates=coordinates)
+        check_frame_size(self.layout.width, self.layout.height, f"a picture of the {self.board.name} board")
+        self.cell = cell = self.layout.cell
         self.names = tuple(names) if names is not None else None
         self.status = status
         self.coordinates = coordinates
-        self.font_size = max(9, round(cell * 0.3))
-        margin = max(4, cell // 6)
-        label = round(cell * 0.5) if coordinates else margin
-        left, top = label, label
-        board_w, board_h = self.board.cols * cell, self.board.rows * cell
-        width = left + board_w + margin + (label - margin if coordinates else 0) // 2
-        status_top = top + board_h + margin
-        height = status_top + (round(self.font_size * 6.2) if status else 0)
-        width += max(0, 24 * self.font_size - width) if status else 0  # room for the status text
-        width += width % 2  # even sizes suit video encoders
-        height += height % 2
-        self.layout = Layout(cell, left, top, self.board.rows, self.board.cols, width, height, status_top)
+        self.font_size = font_size(cell)
         self._text_cache: dict[tuple[str, int, Colour], Any] = {}
         self._background = self._draw_background()
         self._sprites: dict[Any, Any] = {}
