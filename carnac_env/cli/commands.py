@@ -64,8 +64,10 @@ def _model_facts(path: Path, root: Path) -> str:
     """A shipped model's file (relative to ``root``) with its card's size and training games."""
     import json
 
+    from carnac_env._checks import json_constant
+
     try:
-        card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"), parse_constant=json_constant)
     except (OSError, ValueError):
         card = {}
     shape = card.get("architecture") or {}

@@ -211,10 +211,10 @@ def _read(path: Path) -> Any:
         data = handle.read(MAX_SET_BYTES + 1)
     if len(data) > MAX_SET_BYTES:
         raise CarnacError(f"endgame set {path}: larger than {MAX_SET_BYTES} bytes")
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep, a 5000-digit number
-        raise CarnacError(f"endgame set {path}: not a JSON file (UTF-8 text)") from None
+    try:  # NaN and Infinity (which Python's json reads) are refused too
+        return json.loads(data.decode("utf-8"), parse_constant=_checks.json_constant)
+    except (ValueError, RecursionError) as err:  # not UTF-8, not JSON, too deep, a 5000-digit number
+        raise CarnacError(f"endgame set {path}: not a JSON file (UTF-8 text): {str(err)[:200]}") from None
 
 
 def _bad(path: Path, what: str) -> CarnacError:
