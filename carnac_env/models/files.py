@@ -124,9 +124,13 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     if size > MAX_FILE_BYTES:
         raise CarnacError(f"model file {name} is {size} bytes; expected at most {MAX_FILE_BYTES}")
     with _files.reading(path, "model file") as handle:  # a FIFO swapped in is refused, not waited on
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:  # grown since it was looked at
-        raise CarnacError(f"model file {name} is more than {MAX_FILE_BYTES} bytes; expected at most that")
+        size = os.fstat(handle.fileno()).st_size  # the file opened (it may have been replaced since)
+        if size > MAX_FILE_BYTES:
+            raise CarnacError(f"model file {name} is {size} bytes; expected at most {MAX_FILE_BYTES}")
+        _check_end_record(handle, name)  # a hostile directory is refused before the file is read
+        data = handle.read(size)  # never more than the file holds: no buffer of the largest size
+        if handle.read(1):
+            raise CarnacError(f"model file {name} grew while it was read; read it again when it is written")
     return data
 
 
