@@ -52,7 +52,7 @@ from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
-from carnac_env.models import PolicyValueNet, cached, model_digest, model_for, model_path, plays
+from carnac_env.models import PolicyValueNet, cached, model_for, model_path, plays
 from carnac_env.search import PUCT, Gumbel, Network, Search
 
 __all__ = ["AZAgent", "check_board"]
@@ -103,6 +103,9 @@ class AZAgent(SeededAgent):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._net: PolicyValueNet | None = cached(model_path(self.model)) if self.model else None
+        # the default model of each board this agent has played, by name: kept once loaded, so a
+        # shipped file rewritten meanwhile never changes what the agent plays or its record
+        self._defaults: dict[str, PolicyValueNet] = {}
         self._search: Search | None = None
         self._backends: dict[PolicyValueNet, Any] = {}
         if self.backend != "numpy":
@@ -121,23 +124,33 @@ class AZAgent(SeededAgent):
         if self._net is not None:
             check_board(self._net, state)
             return self._net
-        return model_for(state.board)[0]
+        return self._default(state.board)[0]
+
+    def _default(self, board: Board) -> tuple[PolicyValueNet, str]:
+        """The board's default model (:func:`~carnac_env.models.model_for`) and its name, the
+        network this agent loaded first under that name."""
+        net, name = model_for(board)  # raises, saying why, when no shipped model plays the board
+        return self._defaults.setdefault(name, net), name
 
     def model_used(self, board: Board) -> dict[str, str]:
         """Which model file plays ``board``: ``{"model": name, "sha256": digest}``, the ``model``
         option as given (a shipped name or a path) or the board's default model's name
-        (:func:`~carnac_env.models.default_model`), and :func:`~carnac_env.models.model_digest` of
-        its file. Evaluation cards record it, so a card shows which network it measured.
+        (:func:`~carnac_env.models.default_model`), and the sha256 of the very bytes the agent's
+        network was made from (``net.sha256``, hashed as they were loaded, never read again from
+        the disk: :func:`~carnac_env.models.model_digest`). Arenas and evaluation cards record it,
+        so a record names the network that played.
 
         Raises:
             CarnacError: no model plays ``board`` (the option's model is trained under other
                 rules, or no shipped model is).
         """
-        if self.model:
+        if self._net is not None:
             check_board(self._net, board)
-            return {"model": self.model, "sha256": model_digest(model_path(self.model))}
-        name = model_for(board)[1]  # raises, saying why, when no shipped model plays the board
-        return {"model": name, "sha256": model_digest(model_path(name))}
+            net, name = self._net, self.model
+        else:
+            net, name = self._default(board)
+        assert net.sha256 is not None  # cached() makes every network from a file's bytes
+        return {"model": name, "sha256": net.sha256}
 
     def _evaluator_net(self, net: PolicyValueNet) -> Any:
         """``net``, or its onnxruntime twin (one per network) for the ``backend`` option."""

@@ -22,7 +22,6 @@ agents``) all read it. Attributes annotated without :func:`option` (``MCTSAgent`
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -86,13 +85,13 @@ class Option:
             raise ValueError(f"not a valid bool (expected {'/'.join(TRUE_TEXTS + FALSE_TEXTS)})")
         if self.kind is str:
             return text
-        try:
-            value = self.kind(text)
-        except ValueError:
-            raise ValueError(f"not a valid {self.kind.__name__}") from None
-        if self.kind is float and not math.isfinite(value):
-            raise ValueError("not a finite number")
-        return value
+        try:  # ASCII digits only (Python's int() reads other scripts' digits too: "٣" is 3)
+            if self.kind is int:
+                return _checks.whole_text("value", text)
+            return _checks.number_text("value", text)
+        except CarnacError:
+            what = "whole number" if self.kind is int else "finite number"
+            raise ValueError(f"not a valid {self.kind.__name__} (expected a {what} in ASCII digits)") from None
 
     def text(self, value: Any) -> str:
         """``value`` as a spec writes it (``true``, ``0.5``, ``400``)."""
@@ -139,7 +138,7 @@ class SeededAgent:
         dataclass(eq=False, repr=False)(cls)  # the constructor, from the options declared
 
     def __post_init__(self) -> None:
-        self.seed = int(self.seed)
+        self.seed = _checks.seed(self.seed, "agent seed")
         for key, known in options_of(self).items():
             setattr(self, key, known.check(f"{self.name or type(self).__name__} option {key}", getattr(self, key)))
         self.rng = random.Random(self.seed)
@@ -147,7 +146,7 @@ class SeededAgent:
     def reset(self, seed: int | None = None) -> None:
         """Start afresh before a game (re-seeding ``rng``); with ``seed``, use that seed from now on."""
         if seed is not None:
-            self.seed = int(seed)
+            self.seed = _checks.seed(seed, "agent seed")
         self.rng = random.Random(self.seed)
 
     def act(self, state: GameState) -> int:

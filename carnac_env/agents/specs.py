@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from carnac_env import _checks
 from carnac_env.agents.base import FALSE_TEXTS, TRUE_TEXTS, options_of
 from carnac_env.agents.listing import describe_agents
 from carnac_env.agents.registry import builtin
@@ -110,9 +111,9 @@ def _convert(text: str) -> Any:
         return True
     if low in FALSE_TEXTS:
         return False
-    for kind in (int, float):
+    for read in (_checks.whole_text, _checks.number_text):  # ASCII digits only: "٣" stays text
         try:
-            return kind(text)
-        except ValueError:
+            return read("option", text)
+        except CarnacError:
             pass
     return text

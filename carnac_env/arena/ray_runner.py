@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from carnac_env.arena.runner import Finished, play_arena_game
+from carnac_env.arena.runner import Finished, play_pinned_game
 from carnac_env.arena.schedule import ArenaGame
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
@@ -99,15 +99,18 @@ def ray_games(ray: Any, board: Board, games: list[ArenaGame]) -> Iterator[Finish
     Raises:
         CarnacError: an agent failed in a task (its own error, unwrapped).
     """
-    play = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_arena_game)
+    from carnac_env.models import pinned_files
+
+    play = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_pinned_game)
     board_ref = ray.put(board)
+    models_ref = ray.put(pinned_files())  # the model files' bytes this process loaded: played as they are
     window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     queue = list(reversed(games))
     running: list[Any] = []
     try:
         while queue or running:
             while queue and len(running) < window:
-                running.append(play.remote(board_ref, queue.pop()))
+                running.append(play.remote(board_ref, queue.pop(), models_ref))
             ready, running = ray.wait(running, num_returns=1)
             yield _result(ray, ready[0])
     finally:

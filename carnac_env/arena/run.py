@@ -22,6 +22,7 @@ from carnac_env.arena.schedule import ArenaGame, ArenaSettings, check_workers, s
 from carnac_env.arena.store import ArenaStore, Key
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
+from carnac_env.models import pinned_models
 
 
 def run_arena(
@@ -71,7 +72,11 @@ def run_arena(
         CarnacError: bad settings, an agent spec that does not build, an output folder that
             cannot be written, holds a different arena or is in use by another run
             (:class:`~carnac_env._files.FolderBusyError`: the folder is locked for the whole
-            run), or a stored game that does not check. All of these are raised before any
+            run), a stored game that does not check, or an agent's model file that differs
+            from the one the folder's record names (the records name each model file by the
+            sha256 of its bytes; every model file is read once per run, in this process, and
+            the workers play those very bytes, so a file rewritten during the run changes
+            nothing that plays). All of these are raised before any
             game is played, and leave the folder as it was (a torn last line of
             ``games.jsonl`` aside, which is cut). A finished arena run again writes nothing
             (its files already hold the results), so it can be shown from a read-only folder.
@@ -81,6 +86,20 @@ def run_arena(
     settings = ArenaSettings.check(agents, board, games, seed, openings)
     check_interval(interval)
     workers, bar_class = check_runner(workers, ray, progress)
+    with pinned_models():  # each model file read once: the games play the bytes the record names
+        return _run(settings, out, workers, ray, bar_class, echo, interval)
+
+
+def _run(
+    settings: ArenaSettings,
+    out: str | Path,
+    workers: int,
+    ray: str | None,
+    bar_class: Any,
+    echo: Callable[[str], None],
+    interval: str,
+) -> dict[str, Any]:
+    """:func:`run_arena` after its checks, within :func:`~carnac_env.models.pinned_models`."""
     models = {}
     for spec in settings.agents:
         record = model_record(make(spec), settings.board)  # fails early on a bad spec

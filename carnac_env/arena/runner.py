@@ -112,14 +112,35 @@ def _play_task(task: tuple[Board, ArenaGame]) -> Finished:
     return play_arena_game(*task, on_progress=_count if _COUNTER is not None else None)
 
 
-def _start_worker(counter: Any = None) -> None:
+#: In a worker process: the model files it plays, pinned for its life (see :func:`_start_worker`).
+_PINNED: Any = None
+
+
+def _start_worker(counter: Any = None, models: dict[str, bytes] | None = None) -> None:
     """Workers leave Ctrl-C to the main process, which stops them; ``counter`` is the shared
-    count of megaliths placed. Each worker also ends itself as soon as its parent is gone
-    (:func:`exit_with_parent`), so a ``kill -9`` of the arena does not leave games playing on."""
-    global _COUNTER
+    count of megaliths placed; ``models`` the bytes of the model files the parent loaded
+    (:func:`~carnac_env.models.pinned_files`), which the worker plays instead of reading those
+    files again, so that every game plays the bytes the arena's record names. Each worker also
+    ends itself as soon as its parent is gone (:func:`exit_with_parent`), so a ``kill -9`` of
+    the arena does not leave games playing on."""
+    global _COUNTER, _PINNED
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _COUNTER = counter
+    if models:
+        from carnac_env.models import pinned_models
+
+        _PINNED = pinned_models(models)
+        _PINNED.__enter__()  # for the worker's life
     exit_with_parent()
+
+
+def play_pinned_game(board: Board, game: ArenaGame, models: dict[str, bytes]) -> Finished:
+    """:func:`play_arena_game` playing the model files' bytes ``models`` (a Ray task's entry:
+    the caller's :func:`~carnac_env.models.pinned_files`) instead of reading those files."""
+    from carnac_env.models import pinned_models
+
+    with pinned_models(models):
+        return play_arena_game(board, game)
 
 
 def exit_with_parent() -> None:
@@ -158,7 +179,9 @@ def local_games(
     """The finished games, in this process or in ``workers`` spawned processes.
 
     Use as ``with local_games(...) as finished: for key, line in finished: ...``; the
-    workers are terminated when the block is left, however it is left. ``on_progress``
+    workers are terminated when the block is left, however it is left. Within
+    :func:`~carnac_env.models.pinned_models` the workers play the bytes of the model files
+    loaded here, never the files as they are on disk when they start. ``on_progress``
     is told of the megaliths placed, in this process, as the module docstring says.
     """
     tasks = [(board, game) for game in games]
@@ -167,9 +190,11 @@ def local_games(
         return
     import multiprocessing
 
+    from carnac_env.models import pinned_files
+
     context = multiprocessing.get_context("spawn")
     counter = context.Value("q", 0) if on_progress is not None else None
-    pool = context.Pool(min(workers, len(tasks)), _start_worker, (counter,))
+    pool = context.Pool(min(workers, len(tasks)), _start_worker, (counter, pinned_files()))
     try:
         results = pool.imap_unordered(_play_task, tasks)
         yield results if counter is None else _polled(results, len(tasks), counter, on_progress)

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, Any
 
-from carnac_env import _files
+from carnac_env import _checks, _files
 from carnac_env.arena.schedule import ArenaGame
 from carnac_env.core.boards import Board
 from carnac_env.core.record import MAX_RECORD_BYTES, GameRecord
@@ -89,8 +89,8 @@ class ArenaStore:
         path = self.settings_path
         with _files.reading(path) as handle:  # a FIFO or a device is refused, never waited on
             data = handle.read(MAX_RECORD_BYTES + 1)
-        try:
-            previous = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
+        try:  # NaN and Infinity (which Python's json reads) are refused too
+            previous = _json(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
         except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep, a 5000-digit number
             previous = None
         if not isinstance(previous, dict):
@@ -157,18 +157,20 @@ class ArenaStore:
             raise CarnacError(f"{where} is not UTF-8 text; move the file away") from None
         if last:
             try:
-                json.loads(text)
-            except (ValueError, RecursionError):  # not JSON, too deep, a 5000-digit number
+                _json(text)
+            except (ValueError, RecursionError):  # not JSON, too deep, a 5000-digit number, NaN
                 return None  # a damaged last line: play the game again
         return text
 
     def _check_line(self, number: int, text: str, expected: dict[Key, ArenaGame], board: Board | None) -> Key:
         where = f"{self.games_path} line {number}"
         try:
-            record = json.loads(text)
+            record = _json(text)
             key = (record["pair"][0], record["pair"][1], record["game"])
             game = expected.get(key)
-        except (ValueError, RecursionError, KeyError, TypeError, IndexError):  # ValueError: a 5000-digit number too
+        except ValueError as err:  # not JSON, a 5000-digit number, NaN or Infinity
+            raise CarnacError(f"{where} is not an arena game record ({str(err)[:200]}); move the file away") from None
+        except (RecursionError, KeyError, TypeError, IndexError):
             raise CarnacError(f"{where} is not an arena game record; move the file away") from None
         if game is None:
             raise CarnacError(f"{where} holds game {key}, which is not part of this arena; use another --out")
@@ -196,6 +198,12 @@ class ArenaStore:
         alone when it already holds exactly that)."""
         _files.write_text(self.games_path, "".join(line + "\n" for line in lines), if_changed=True)
         _files.write_json(self.results_path, results, if_changed=True)
+
+
+def _json(text: str) -> Any:
+    """JSON text as the arena's files hold it: ``NaN`` and ``Infinity`` (which Python's json
+    reads) raise ValueError, as malformed JSON does."""
+    return json.loads(text, parse_constant=_checks.json_constant)
 
 
 def _lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes, bool]]:

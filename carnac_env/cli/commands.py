@@ -64,8 +64,10 @@ def _model_facts(path: Path, root: Path) -> str:
     """A shipped model's file (relative to ``root``) with its card's size and training games."""
     import json
 
+    from carnac_env._checks import json_constant
+
     try:
-        card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"), parse_constant=json_constant)
     except (OSError, ValueError):
         card = {}
     shape = card.get("architecture") or {}
@@ -145,7 +147,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             panel=args.panel,
             games=args.games,
             seed=args.seed,
-            workers=args.workers,
+            workers=default_workers() if args.workers is None else args.workers,
             out=_stated_out(args.out, "carnac-evaluate", "the card, games and results"),
             progress=not args.no_progress,
             ray=args.ray,
@@ -155,27 +157,38 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     )
 
 
+#: The options of ``carnac evaluate`` that only games against a panel use: ``--endgames``
+#: refuses them rather than ignore them.
+PANEL_ONLY_OPTIONS = ("panel", "games", "openings", "workers", "ray", "trust_panel_code")
+
+
+def default_workers() -> int:
+    """``carnac evaluate``'s worker processes when ``--workers`` is not given: 2, or 1 on a
+    one-core machine."""
+    import os
+
+    return min(2, os.cpu_count() or 1)
+
+
 def _endgames(args: argparse.Namespace) -> int:
-    """``carnac evaluate SPEC --endgames``: the error table on every board asked for."""
-    from carnac_env._files import write_json
-    from carnac_env.core.boards import BOARDS
-    from carnac_env.evaluate.endgames import endgame_errors, format_endgame_table
+    """``carnac evaluate SPEC --endgames``: the error table on every board asked for
+    (:func:`~carnac_env.evaluate.endgames.run_endgames`), refusing the options it would ignore."""
+    from carnac_env.errors import CarnacError
+    from carnac_env.evaluate.endgames import run_endgames
 
-    boards = [b.strip() for b in args.board.split(",") if b.strip()] if args.board else list(BOARDS)
-    seed = 0 if args.seed is None else args.seed
-    results = []
-    for board in boards:
-        if not args.no_progress:
-            print(f"{board}: asking {args.spec} ...", file=sys.stderr, flush=True)
-        results.append(endgame_errors(args.spec, board, seed=seed))
-    print(format_endgame_table(results))
-    if args.out is not None:
-        from pathlib import Path
-
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        path = Path(args.out) / "endgames.json"
-        write_json(path, [r.to_dict() for r in results])
-        print(f"results: {path}")
+    given = [f"--{name.replace('_', '-')}" for name in PANEL_ONLY_OPTIONS if getattr(args, name) not in (None, False)]
+    if given:
+        raise CarnacError(
+            f"--endgames plays no games against a panel, so it would ignore {', '.join(given)}; "
+            "leave them out (--endgames takes --board, --seed, --out and --no-progress)"
+        )
+    run_endgames(
+        args.spec,
+        boards=args.board,
+        seed=0 if args.seed is None else args.seed,
+        out=args.out,
+        progress=not args.no_progress,
+    )
     return 0
 
 

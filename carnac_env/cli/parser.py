@@ -18,11 +18,30 @@ HELP_WIDTH = 100
 DEFAULT_ARENA = {"board": "medium", "agents": "random,greedy,mcts", "games": 4, "seed": 0, "out": "carnac-arena"}
 
 
-def _positive(text: str) -> int:
+def _whole(text: str) -> int:
+    """An option's whole number, in ASCII digits only (``int()`` would read ``"٣"`` as 3)."""
+    from carnac_env._checks import whole_text
+    from carnac_env.errors import CarnacError
+
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        return whole_text("value", text)
+    except CarnacError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (in ASCII digits)") from None
+
+
+def _real(text: str) -> float:
+    """An option's finite real number, in ASCII digits only."""
+    from carnac_env._checks import number_text
+    from carnac_env.errors import CarnacError
+
+    try:
+        return number_text("value", text)
+    except CarnacError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number (in ASCII digits)") from None
+
+
+def _positive(text: str) -> int:
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
@@ -122,11 +141,11 @@ def _add_arena(sub: Any, boards: str) -> None:
         help=f"games per pair {_defaults_word(DEFAULT_ARENA['games'])}",
     )
     arena.add_argument(
-        "--seed", type=int, default=DEFAULT_ARENA["seed"], help=f"arena seed {_defaults_word(DEFAULT_ARENA['seed'])}"
+        "--seed", type=_whole, default=DEFAULT_ARENA["seed"], help=f"arena seed {_defaults_word(DEFAULT_ARENA['seed'])}"
     )
     arena.add_argument(
         "--openings",
-        type=int,
+        type=_whole,
         default=0,
         metavar="K",
         help="open every game with K uniformly random plies from a set seeded by --seed, each opening played "
@@ -197,17 +216,17 @@ def _add_evaluate(sub: Any, boards: str) -> None:
     evaluate.add_argument("--games", type=_positive, default=None, help="games per panel member (default: the panel's)")
     evaluate.add_argument(
         "--openings",
-        type=int,
+        type=_whole,
         default=None,
         metavar="K",
         help="open every game with K seeded random plies, each opening once from each seat "
         "(default: the panel's, 0 for the v1 panels and 4 for v2)",
     )
-    evaluate.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the panel's)")
+    evaluate.add_argument("--seed", type=_whole, default=None, help="evaluation seed (default: the panel's)")
     evaluate.add_argument(
         "--workers",
         type=_positive,
-        default=min(2, os.cpu_count() or 1),
+        default=None,  # cmd_evaluate's default_workers; --endgames refuses a --workers given
         help="worker processes (default 2, or 1 on a one-core machine)",
     )
     evaluate.add_argument(
@@ -235,9 +254,9 @@ def _add_play(sub: Any, boards: str) -> None:
     play.add_argument("--board", default="medium", help=f"board name ({boards}) (default medium)")
     play.add_argument("--opponent", default="mcts", help="the opponent's agent spec (default mcts)")
     play.add_argument(
-        "--seat", type=int, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White (default 0)"
+        "--seat", type=_whole, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White (default 0)"
     )
-    play.add_argument("--seed", type=int, default=0, help="the opponent's seed (default 0)")
+    play.add_argument("--seed", type=_whole, default=0, help="the opponent's seed (default 0)")
     play.add_argument(
         "--save",
         default=None,
@@ -270,7 +289,7 @@ def _add_replay(sub: Any, boards: str) -> None:
         metavar="PATH",
         help="write to PATH one self-contained web page with the board, step/scrub controls and the move list",
     )
-    replay.add_argument("--fps", type=float, default=2.0, help="frames per second of --gif/--mp4 (default 2)")
+    replay.add_argument("--fps", type=_real, default=2.0, help="frames per second of --gif/--mp4 (default 2)")
     replay.add_argument("--no-color", action="store_true", help="no ANSI colours")
 
 
@@ -297,7 +316,7 @@ def _add_serve(sub: Any, boards: str) -> None:
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )
     serve.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free port)"
+        "--port", type=_whole, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free port)"
     )
     serve.add_argument(
         "--agents",

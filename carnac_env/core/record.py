@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from carnac_env import _checks
 from carnac_env._checks import is_flag, is_whole
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.game import GameState
@@ -161,15 +162,15 @@ class GameRecord:
         if len(text) > MAX_RECORD_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_RECORD_BYTES:
             raise RecordError(f"a game record is at most {MAX_RECORD_BYTES} bytes; this one is larger")
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_constant=_checks.json_constant)  # NaN, Infinity: refused
         except json.JSONDecodeError as err:
             raise RecordError(
                 f"a game record must be JSON: {err.msg} at line {err.lineno} column {err.colno}"
             ) from None
         except RecursionError:
             raise RecordError("a game record must be JSON of a few levels; this text is nested too deeply") from None
-        except ValueError as err:  # a number of more than 4300 digits
-            raise RecordError(f"a game record must be JSON with numbers of a usual size: {err}") from None
+        except ValueError as err:  # a number of more than 4300 digits, NaN or Infinity
+            raise RecordError(f"a game record must be JSON with finite numbers of a usual size: {err}") from None
         return cls.from_dict(data)
 
     def save(self, path: str | Path) -> None:

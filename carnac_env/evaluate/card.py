@@ -20,6 +20,7 @@ from carnac_env.arena.store import ArenaStore
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
 from carnac_env.evaluate.panel import Panel, load_panel
+from carnac_env.models import pinned_models
 
 #: The format version of ``card.json``.
 CARD_FORMAT = 1
@@ -99,40 +100,41 @@ def evaluate(
     """
     if not isinstance(agent, str) or not agent.strip():
         raise CarnacError(f"the agent to evaluate must be a spec string such as 'greedy', got {agent!r}")
-    spec = agent.strip()
-    player = make(spec)  # fail early on a bad spec
-    chosen = load_panel(panel, board, trust_code=trust_panel_code)
-    model = model_record(player, chosen.board)
-    games = check_games(chosen.default_games if games is None else games)
-    seed = check_seed(chosen.default_seed if seed is None else seed)
-    openings = _checks.whole(
-        "opening plies", chosen.default_openings if openings is None else openings, 0, MAX_OPENING_PLIES
-    )
-    workers, bar_class = check_runner(workers, ray, progress)
-    for member in chosen.members:
-        make(member.spec)
-    settings = {
-        "evaluate": spec,
-        "panel": chosen.id,
-        "board": chosen.board.name,
-        "rules": chosen.board.rules(),
-        "games_per_opponent": games,
-        "seed": seed,
-        "carnac_env": __version__,
-        **({"openings": openings} if openings else {}),
-        **({"model": model} if model else {}),
-    }
-    store = ArenaStore(out)
-    planned = evaluation_games(spec, chosen, games, seed, openings)
-    card_path = Path(out) / "card.json"
-    with lock_folder(store.out, "evaluate"):
-        lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
-        card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel, openings, model)
-        write_text(store.games_path, "".join(line + "\n" for line in lines), if_changed=True)
-        write_json(card_path, card, if_changed=True)
-    echo(format_card(card))
-    echo(f"card: {card_path}; games: {store.games_path}")
-    return card
+    with pinned_models():  # each model file read once: the games play the bytes the card names
+        spec = agent.strip()
+        player = make(spec)  # fail early on a bad spec
+        chosen = load_panel(panel, board, trust_code=trust_panel_code)
+        model = model_record(player, chosen.board)
+        games = check_games(chosen.default_games if games is None else games)
+        seed = check_seed(chosen.default_seed if seed is None else seed)
+        openings = _checks.whole(
+            "opening plies", chosen.default_openings if openings is None else openings, 0, MAX_OPENING_PLIES
+        )
+        workers, bar_class = check_runner(workers, ray, progress)
+        for member in chosen.members:
+            make(member.spec)
+        settings = {
+            "evaluate": spec,
+            "panel": chosen.id,
+            "board": chosen.board.name,
+            "rules": chosen.board.rules(),
+            "games_per_opponent": games,
+            "seed": seed,
+            "carnac_env": __version__,
+            **({"openings": openings} if openings else {}),
+            **({"model": model} if model else {}),
+        }
+        store = ArenaStore(out)
+        planned = evaluation_games(spec, chosen, games, seed, openings)
+        card_path = Path(out) / "card.json"
+        with lock_folder(store.out, "evaluate"):
+            lines = play_schedule(store, settings, chosen.board, planned, workers, ray, bar_class, "evaluate", echo)
+            card = make_card(spec, chosen, games, seed, planned, lines, __version__, panel, openings, model)
+            write_text(store.games_path, "".join(line + "\n" for line in lines), if_changed=True)
+            write_json(card_path, card, if_changed=True)
+        echo(format_card(card))
+        echo(f"card: {card_path}; games: {store.games_path}")
+        return card
 
 
 def make_card(

@@ -9,10 +9,12 @@ existing one: a panel version, once published, keeps its numbers.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
-from carnac_env._files import write_json
+from carnac_env._files import lock_folder, write_json
 from carnac_env.errors import CarnacError
 from carnac_env.evaluate.panel import PANEL_DIR, build_panel, parse_panel
 
@@ -32,22 +34,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out) if args.out else PANEL_DIR / f"{args.name}-v{args.version}.json"
     try:
-        if out.exists():
-            raise CarnacError(f"{out} exists; a panel version is never rewritten: give a new --version")
-        data = build_panel(
-            args.arena_dir, args.name, args.version, args.command, args.anchor, args.games, args.seed, args.note
-        )
-        parse_panel(data, out)
-    except CarnacError as err:
-        print(f"carnac: error: {err}", file=sys.stderr)
-        return 2
-    try:
-        write_json(out, data)
+        write_panel(args, out)
     except CarnacError as err:
         print(f"carnac: error: {err}", file=sys.stderr)
         return 2
     print(f"wrote {out}")
     return 0
+
+
+def write_panel(args: argparse.Namespace, out: Path) -> None:
+    """Build the panel from the finished arena and write it to ``out``, holding the locks of the
+    arena's folder (no run may change it while it is read) and of ``out``'s folder (two runs
+    never race to write one version); ``out`` is checked to be absent within those locks.
+
+    Raises:
+        CarnacError: ``out`` exists (or is a link), a folder is in use by another run, or the
+            arena folder holds no finished arena.
+    """
+    arena = Path(args.arena_dir)
+    if not arena.is_dir():
+        raise CarnacError(f"{arena} is not a folder; expected the output folder of the panel's round robin")
+    same = arena.resolve() == out.parent.resolve()
+    with (
+        lock_folder(arena, "new_panel", create=False),
+        lock_folder(out.parent, "new_panel") if not same else nullcontext(),
+    ):
+        if os.path.lexists(out):
+            raise CarnacError(f"{out} exists; a panel version is never rewritten: give a new --version")
+        data = build_panel(arena, args.name, args.version, args.command, args.anchor, args.games, args.seed, args.note)
+        parse_panel(data, out)
+        write_json(out, data)
 
 
 if __name__ == "__main__":

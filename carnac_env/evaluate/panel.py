@@ -149,17 +149,26 @@ def load_panel(
     return loaded
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path, what: str = "panel file") -> dict[str, Any]:
+    """The JSON object in ``path`` (a ``what``: a panel file, an arena's settings or results),
+    read as untrusted input: a regular file of at most :data:`MAX_RECORD_BYTES`, UTF-8 JSON with
+    finite numbers (``NaN`` and ``Infinity``, which Python's json reads, are refused).
+
+    Raises:
+        CarnacError: anything else, naming the file.
+    """
     from carnac_env._files import reading
 
-    with reading(path, "the panel file") as handle:  # a FIFO or a device is refused, never waited on
+    with reading(path, f"the {what}") as handle:  # a FIFO or a device is refused, never waited on
         data = handle.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise CarnacError(f"{path} is not a {what}: larger than {MAX_RECORD_BYTES} bytes")
     try:
-        value = json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
-    except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep, a 5000-digit number
-        value = None
+        value = json.loads(data.decode("utf-8"), parse_constant=_checks.json_constant)
+    except (ValueError, RecursionError) as err:  # not UTF-8, not JSON, too deep, a 5000-digit number, NaN
+        raise CarnacError(f"{path} is not a {what} (JSON text): {str(err)[:200]}") from None
     if not isinstance(value, dict):
-        raise CarnacError(f"{path} is not a panel file (a JSON object)")
+        raise CarnacError(f"{path} is not a {what} (a JSON object)")
     return value
 
 
@@ -313,14 +322,36 @@ def build_panel(
     Raises:
         CarnacError: the folder holds no finished arena, or ``anchor`` is not one of its agents.
     """
-    from carnac_env.arena.ratings import PRIOR_DRAWS, bradley_terry
 
     arena_dir = Path(arena_dir)
-    settings = _read(arena_dir / "arena.json")
-    results = _read(arena_dir / "results.json")
+    settings = _read(arena_dir / "arena.json", "arena's settings file")
+    results = _read(arena_dir / "results.json", "arena's results file")
     agents = results.get("agents")
     if not isinstance(agents, list) or anchor not in agents:
         raise CarnacError(f"{arena_dir}: the anchor {anchor!r} is not one of the arena's agents {agents!r}")
+    try:
+        return _panel_data(settings, results, agents, name, version, command, anchor, games, seed, note)
+    except (KeyError, TypeError, ValueError, IndexError) as err:  # a hand-edited or torn arena folder
+        raise CarnacError(
+            f"{arena_dir}: arena.json and results.json are not a finished arena's ({type(err).__name__}: "
+            f"{str(err)[:200]}); run the round robin to its end"
+        ) from None
+
+
+def _panel_data(
+    settings: dict[str, Any],
+    results: dict[str, Any],
+    agents: list[str],
+    name: str,
+    version: int,
+    command: str,
+    anchor: str,
+    games: int,
+    seed: int,
+    note: str,
+) -> dict[str, Any]:
+    from carnac_env.arena.ratings import PRIOR_DRAWS, bradley_terry
+
     ratings = bradley_terry(agents, results["pairs"], anchor=anchor, interval="likelihood")
     openings = settings.get("openings", 0)
     return {

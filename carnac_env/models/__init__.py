@@ -20,7 +20,10 @@ Which model plays a board by default (:func:`default_model`): a default speciali
 rules match the board's exactly, else the general model. Never a model trained under other
 rules: a specialist on another board, or on the same board with other rules, is not used.
 
-Models loaded to play (:func:`cached`, which the agents and the analysis use) compute their
+Models loaded to play (:func:`cached`, which the agents and the analysis use) are read once,
+their bytes hashed as loaded (``net.sha256``, which the records name: :func:`model_digest`),
+and, within a run (:func:`pinned_models`: the arena, an evaluation), never read again: a file
+rewritten during a run is ignored, and the run plays the bytes its record names. They compute their
 convolutions with Winograd's algorithm (:data:`PLAY_CONVOLUTION`): 1.4-1.8x as fast as the
 definition's order of operations from a batch of 8 positions up, as accurate in float32 but
 rounded differently in the last bits. :func:`load` gives a network in the definition's order.
@@ -29,13 +32,15 @@ rounded differently in the last bits. :func:`load` gives a network in the defini
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
-from carnac_env.models.files import check_file, load, save
+from carnac_env.models import files
+from carnac_env.models.files import check_file, load, load_bytes, save
 from carnac_env.models.network import (
     FORMAT,
     MODEL_VERSION,
@@ -57,10 +62,13 @@ __all__ = [
     "default_model",
     "generations",
     "load",
+    "load_bytes",
     "model_digest",
     "model_for",
     "model_path",
     "parameter_shapes",
+    "pinned_files",
+    "pinned_models",
     "plays",
     "save",
     "shipped_models",
@@ -127,36 +135,101 @@ _CACHE: dict[str, PolicyValueNet] = {}
 
 
 def _stamp(path: Path) -> str:
-    """What :func:`cached` and :func:`model_digest` key a file by: its resolved path and
-    modification time, so that a rewritten file is read again."""
-    return f"{path.resolve()}:{path.stat().st_mtime_ns}"
+    """What :func:`cached` keys a file by outside :func:`pinned_models`: its resolved path,
+    modification time, size and inode, so that a rewritten file is read again."""
+    info = path.stat()
+    return f"{path.resolve()}:{info.st_mtime_ns}:{info.st_size}:{info.st_ino}"
+
+
+#: Within :func:`pinned_models`: every model file loaded so far, by resolved path, with the
+#: bytes it was made from; None outside.
+_PINNED: dict[str, tuple[PolicyValueNet, bytes]] | None = None
+
+
+def _for_play(net: PolicyValueNet) -> PolicyValueNet:
+    net.convolution = PLAY_CONVOLUTION
+    return net
 
 
 def cached(path: str | Path) -> PolicyValueNet:
-    """:func:`load` of ``path`` to play: computing with :data:`PLAY_CONVOLUTION`, and kept while
-    the file is unchanged (by path and modification time), so every agent and analysis of one
-    process shares it. Set nothing on it: :func:`load` gives a network of one's own."""
+    """:func:`load` of ``path`` to play: computing with :data:`PLAY_CONVOLUTION`, its bytes read
+    once and hashed (``net.sha256`` names the bytes it was made from), shared by every agent and
+    analysis of the process.
+
+    Within :func:`pinned_models` (an arena, an evaluation) a file is read once for the whole
+    run, and a file rewritten meanwhile is ignored: the run keeps the bytes it loaded. Outside
+    one, a network is kept while its file is unchanged (by path, modification time, size and
+    inode), and a rewritten file is read again. Set nothing on it: :func:`load` gives a network
+    of one's own.
+
+    Raises:
+        CarnacError: as :func:`load`.
+    """
     path = Path(path)
+    if _PINNED is not None:
+        key = str(path.resolve())
+        found = _PINNED.get(key)
+        if found is None:
+            data = files.read_bytes(path)
+            found = _PINNED[key] = (_for_play(files.load_bytes(data, files._shown(path))), data)
+        return found[0]
     stamp = _stamp(path)
     if stamp not in _CACHE:
-        net = load(path)
-        net.convolution = PLAY_CONVOLUTION
-        _CACHE[stamp] = net
+        _CACHE[stamp] = _for_play(load(path))
     return _CACHE[stamp]
 
 
-_DIGESTS: dict[str, str] = {}
-
-
 def model_digest(path: str | Path) -> str:
-    """``"sha256:<hex>"`` of the model file's bytes: what an evaluation records of the network
-    it measured, so that a card can be checked against the model shipped now (kept while the
-    file is unchanged, by path and modification time, as :func:`cached`)."""
-    path = Path(path)
-    stamp = _stamp(path)
-    if stamp not in _DIGESTS:
-        _DIGESTS[stamp] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-    return _DIGESTS[stamp]
+    """``"sha256:<hex>"`` of the bytes :func:`cached` plays for the model file ``path``: what an
+    evaluation records of the network it measured, so that a card can be checked against the
+    model shipped now. It is the hash of the bytes the network was made from (read once, not
+    read again from the disk), so within :func:`pinned_models` it names the network the run plays
+    even if the file has been rewritten since.
+
+    Raises:
+        CarnacError: as :func:`load`.
+    """
+    digest = cached(path).sha256
+    assert digest is not None  # every network cached() gives was made from a file's bytes
+    return digest
+
+
+@contextmanager
+def pinned_models(pinned: dict[str, bytes] | None = None) -> Iterator[dict[str, bytes]]:
+    """Within the block, every model file is read once (:func:`cached`): a file rewritten while
+    the block runs (a trainer writing ``runs/x/model.npz`` while an arena plays it) is ignored,
+    and every agent made in the block plays the bytes first loaded, which its record names
+    (:meth:`~carnac_env.agents.az.AZAgent.model_used`).
+
+    ``pinned`` (from :func:`pinned_files` in another process: the arena's workers) gives files'
+    bytes by resolved path, each checked as :func:`load` checks a file, to be played instead of
+    reading those files. A block inside another keeps the outer one's files (adding ``pinned``,
+    which must agree with them). Yields the pinned files (:func:`pinned_files`).
+
+    Raises:
+        CarnacError: bytes in ``pinned`` that are not a model, or that differ from the bytes
+            the outer block already plays for that file.
+    """
+    global _PINNED
+    outer = _PINNED
+    table: dict[str, tuple[PolicyValueNet, bytes]] = {} if outer is None else outer
+    for key, data in (pinned or {}).items():
+        if key in table:
+            if table[key][1] != data:
+                raise CarnacError(f"model file {key!r}: other bytes than the ones this run plays already")
+            continue
+        table[key] = (_for_play(files.load_bytes(data, files._shown(Path(key)))), bytes(data))
+    _PINNED = table
+    try:
+        yield pinned_files()
+    finally:
+        _PINNED = outer
+
+
+def pinned_files() -> dict[str, bytes]:
+    """The model files read so far within :func:`pinned_models`, by resolved path, with the bytes
+    played: what a worker process is given to play the same networks. Empty outside one."""
+    return {key: data for key, (_, data) in (_PINNED or {}).items()}
 
 
 def plays(net: PolicyValueNet, board: Board) -> bool:

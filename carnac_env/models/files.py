@@ -27,6 +27,7 @@ someone else is data, never code (nothing is unpickled), and a hostile one is re
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -92,26 +93,71 @@ def save(net: PolicyValueNet, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike) -> PolicyValueNet:
-    """Read and check a model file (see the module docstring).
+    """Read and check a model file (see the module docstring): its bytes are read once
+    (:func:`read_bytes`) and the network is made from them (:func:`load_bytes`), so its
+    :attr:`~carnac_env.models.network.PolicyValueNet.sha256` names the very bytes it holds, even
+    when the file is rewritten meanwhile.
 
     Raises:
         CarnacError: the file is missing, too large, not a model archive, has another format
             or version, a malformed header, or parameters that do not fit it.
     """
     path = Path(path)
+    return load_bytes(read_bytes(path), _shown(path))
+
+
+def digest(data: bytes) -> str:
+    """``"sha256:<hex>"`` of a model file's bytes: how the records name a network."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of the model file ``path``, read once, from a regular file of at most
+    :data:`MAX_FILE_BYTES` (nothing is checked of what they hold: :func:`load_bytes` does).
+
+    Raises:
+        CarnacError: the file is missing, not a regular file, too large or unreadable, naming it.
+    """
+    path = Path(path)
     name = _shown(path)
     size = check_file(path).st_size
     if size > MAX_FILE_BYTES:
         raise CarnacError(f"model file {name} is {size} bytes; expected at most {MAX_FILE_BYTES}")
+    with _files.reading(path, "model file") as handle:  # a FIFO swapped in is refused, not waited on
+        size = os.fstat(handle.fileno()).st_size  # the file opened (it may have been replaced since)
+        if size > MAX_FILE_BYTES:
+            raise CarnacError(f"model file {name} is {size} bytes; expected at most {MAX_FILE_BYTES}")
+        _check_end_record(handle, name)  # a hostile directory is refused before the file is read
+        data = handle.read(size)  # never more than the file holds: no buffer of the largest size
+        if handle.read(1):
+            raise CarnacError(f"model file {name} grew while it was read; read it again when it is written")
+    return data
+
+
+def load_bytes(data: bytes, name: str = "<memory>") -> PolicyValueNet:
+    """The network in a model file's bytes ``data``, checked as :func:`load` checks a file
+    (``name`` names it in messages and becomes the network's ``source``); its ``sha256`` is
+    :func:`digest` of ``data``.
+
+    Raises:
+        CarnacError: as :func:`load`.
+    """
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise CarnacError(f"model {name}: expected the bytes of a model file, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) > MAX_FILE_BYTES:
+        raise CarnacError(f"model file {name} is {len(data)} bytes; expected at most {MAX_FILE_BYTES}")
     try:
-        with _files.reading(path, "model file") as handle:  # a FIFO swapped in is refused, not waited on
-            _check_end_record(handle, name)
-            with zipfile.ZipFile(handle) as archive:
-                return _read(archive, name)
+        handle = io.BytesIO(data)
+        _check_end_record(handle, name)
+        with zipfile.ZipFile(handle) as archive:
+            net = _read(archive, name)
     except CarnacError:
         raise
     except _UNREADABLE as err:
         raise CarnacError(f"model file {name} is not a readable .npz model ({type(err).__name__}: {err})") from None
+    net.sha256 = digest(data)
+    return net
 
 
 def _shown(path: Path) -> str:

@@ -263,6 +263,9 @@ class PolicyValueNet:
 
     def __init__(self, header: dict[str, Any], params: dict[str, np.ndarray], source: str = "<memory>") -> None:
         self.source = source
+        #: ``"sha256:<hex>"`` of the model file bytes this network was made from
+        #: (:func:`carnac_env.models.load`), or None for one made in memory.
+        self.sha256: str | None = None
         arch = self.architecture = architecture_of(header, source)
         channels, blocks, hidden, ownership = arch.channels, arch.blocks, arch.hidden, arch.ownership
         board = header.get("board")

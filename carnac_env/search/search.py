@@ -63,6 +63,9 @@ from carnac_env.search.tree import (
 TREE_BUDGET = 2 << 30
 #: The longest time budget :meth:`Search.run` takes, in seconds.
 MAX_SECONDS = 3600.0
+#: The most simulations :meth:`Search.run` and :meth:`Search.check_budget` take (checked before
+#: any reaches numpy or the compiled kernels, so a huge count is a CarnacError, not an overflow).
+MAX_SIMS = 1 << 40
 
 
 @njit(cache=True, nogil=True)
@@ -239,6 +242,7 @@ class Search:
     def _room_after(self, sims: int) -> tuple[int, int]:
         """The node and edge room per tree :meth:`_make_room` would leave for ``sims`` more
         simulations (as :meth:`_grow` sizes it, before any compaction; nothing changed)."""
+        sims = _checks.whole("sims", sims, 0, MAX_SIMS)  # before numpy's int64 sums overflow
         a = self.arrays
         have_nodes, have_edges = a.player.shape[1], a.action.shape[1]
         live = self.active
@@ -258,7 +262,9 @@ class Search:
 
     def check_budget(self, sims: int, label: str = "sims") -> None:
         """Raise :class:`CarnacError` (naming ``label``, the value and :data:`TREE_BUDGET`) if
-        ``sims`` more simulations would need trees larger than the budget."""
+        ``sims`` more simulations would need trees larger than the budget (or is not a whole
+        number in ``0 ..`` :data:`MAX_SIMS`)."""
+        sims = _checks.whole(label, sims, 0, MAX_SIMS)
         need = self.tree_bytes(sims)
         if need > TREE_BUDGET:
             raise CarnacError(
@@ -460,7 +466,7 @@ class Search:
         """Run ``sims`` simulations in every active tree (expanding new roots first), or, with
         ``seconds`` > 0 and playouts, as many as fit in that time. Returns the simulations run
         per tree (also in :attr:`last_sims`)."""
-        sims = _checks.whole("sims", sims, 0, 1 << 40)
+        sims = _checks.whole("sims", sims, 0, MAX_SIMS)
         seconds = _checks.number("seconds", seconds, 0.0, MAX_SECONDS)
         if not seconds and sims:
             self.check_budget(sims)

@@ -67,6 +67,7 @@ from carnac_env.errors import CarnacError, SolveLimitError
 __all__ = [
     "DEFAULT_MAX_MEGALITHS_LEFT",
     "ENTRY_BYTES",
+    "MAX_NODE_LIMIT",
     "MAX_SECONDS",
     "MAX_TABLE_MB",
     "Solution",
@@ -88,6 +89,9 @@ MAX_TABLE_MB = 4096
 DEFAULT_MAX_MEGALITHS_LEFT = 8
 #: The longest time limit :func:`solve` accepts, in seconds (a day).
 MAX_SECONDS = 86_400.0
+#: The largest ``node_limit`` (and ``max_megaliths_left``) :func:`solve` accepts: the compiled
+#: search counts nodes in a signed 64-bit integer.
+MAX_NODE_LIMIT = 2**63 - 1
 
 # Bounds of a stored value.
 _EXACT, _LOWER, _UPPER = 0, 1, 2
@@ -453,10 +457,10 @@ def solve(
     Args:
         state: a core position (checked by :func:`carnac_env.core.validate.validate`; not
             changed). A finished game is scored, not searched.
-        max_megaliths_left: the most megaliths the supply may hold, 0 or more; the search's cost
+        max_megaliths_left: the most megaliths the supply may hold, 0 to :data:`MAX_NODE_LIMIT`; the search's cost
             grows steeply with it (docs/solver.md gives measured depths per board).
         table_mb: the transposition table's size in MiB, 1 to :data:`MAX_TABLE_MB`.
-        node_limit: give up after this many nodes, 0 or more (0: no limit; both searches
+        node_limit: give up after this many nodes, 0 to :data:`MAX_NODE_LIMIT` (0: no limit; both searches
             together with ``margin``).
         margin: also compute ``Solution.margin`` (and a best move for it).
         seconds: give up after about this many seconds, 0 to :data:`MAX_SECONDS` (0: no limit);
@@ -468,26 +472,20 @@ def solve(
 
     Raises:
         CarnacError: a malformed state, a supply above ``max_megaliths_left``, a budget out of
-            range (``table_mb``, ``node_limit``, ``seconds``, ``max_megaliths_left``), or a
+            range (``table_mb``, ``node_limit``, ``seconds``, ``max_megaliths_left``: each
+            checked, naming the value and its range, before anything is compiled code's), or a
             search that passed ``node_limit`` or ``seconds``.
     """
     try:
         validate(state)
     except CarnacError as error:
         raise CarnacError(f"solve got a malformed state: {error}") from None
-    max_left = _checks.whole("max_megaliths_left", max_megaliths_left)
-    table_mb = _checks.whole("table_mb", table_mb)
-    node_limit = _checks.whole("node_limit", node_limit)
-    if max_left < 0:
-        raise CarnacError(f"max_megaliths_left={max_left} must be >= 0")
-    if not 1 <= table_mb <= MAX_TABLE_MB:
-        raise CarnacError(f"table_mb={table_mb} is out of range: the table takes 1 to {MAX_TABLE_MB} MiB")
-    if node_limit < 0:
-        raise CarnacError(f"node_limit={node_limit} must be >= 0 (0: no limit)")
-    if not isinstance(margin, bool):
-        raise CarnacError(f"margin={margin!r} must be True or False")
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_SECONDS:
-        raise CarnacError(f"seconds={seconds!r} must be a number from 0 to {MAX_SECONDS:g} (0: no limit)")
+    # every number is range-checked here, before any reaches the compiled search (an int64 there)
+    max_left = _checks.whole("max_megaliths_left", max_megaliths_left, 0, MAX_NODE_LIMIT)
+    table_mb = _checks.whole("table_mb", table_mb, 1, MAX_TABLE_MB)
+    node_limit = _checks.whole("node_limit", node_limit, 0, MAX_NODE_LIMIT)
+    _checks.flag("margin", margin)
+    seconds = _checks.number("seconds", seconds, 0.0, MAX_SECONDS)
     if state.supply > max_left:
         raise CarnacError(
             f"the position has {state.supply} megaliths left, more than max_megaliths_left={max_left}; "
@@ -496,7 +494,7 @@ def solve(
     board = state.board
     tables = _tables(board, table_mb)
     work = _work(board, 2 * state.supply + 3)
-    budget = _Budget(node_limit, float(seconds))
+    budget = _Budget(node_limit, seconds)
     load_game(work.st, 0, *game_fields(state, lying=False))  # the search never reads the pairs
     result, best = budget.run(tables, work, -1, 1, 0)
     if not margin:

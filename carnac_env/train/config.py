@@ -283,16 +283,14 @@ def learning_rates(schedule: Any) -> list[tuple[int, float]]:
     steps: list[tuple[int, float]] = []
     for item in filter(None, (part.strip() for part in schedule.split(","))):
         start, sep, rate = item.partition(":")
-        try:
-            parsed = (int(start), float(rate))
-        except ValueError:
-            parsed = None
-        if not sep or parsed is None:
+        if not sep:
             raise CarnacError(
                 f"training setting lr_schedule has step {item!r}; expected ITERATION:RATE, e.g. 1000:0.0001"
             )
-        _checks.whole(f"training setting lr_schedule step {item!r}: iteration", parsed[0], 1, 10**7)
-        _checks.number(f"training setting lr_schedule step {item!r}: rate", parsed[1], 0.0, 10.0, low_open=True)
+        parsed = (  # ASCII digits only: Python's int() and float() read "٣" as 3
+            _checks.whole_text(f"training setting lr_schedule step {item!r}: iteration", start, 1, 10**7),
+            _checks.number_text(f"training setting lr_schedule step {item!r}: rate", rate, 0.0, 10.0, low_open=True),
+        )
         if steps and parsed[0] <= steps[-1][0]:
             raise CarnacError(
                 f"training setting lr_schedule has step {item!r} after iteration {steps[-1][0]}; "
