@@ -138,7 +138,7 @@ def test_tilt_and_placement_merge_groups(engine: Engine) -> None:
 # A megalith falls from ``origin`` towards ``direction`` between groups of red; with
 # ``joined`` the dolmens after a red tilt (a white one joins nothing).
 MERGES = {
-    "two groups, one on each landing square": (
+    "two-groups-one-per-landing-square": (
         """
         RRR...
         ......
@@ -148,7 +148,7 @@ MERGES = {
         1,
         (8,),
     ),
-    "one group touching both landing squares": (
+    "one-group-touching-both-landing-squares": (
         """
         RRRR.
         .....
@@ -157,7 +157,7 @@ MERGES = {
         1,
         (6,),
     ),
-    "three groups at once": (
+    "three-groups-at-once": (
         """
         RRR.RR.
         ....R..
@@ -168,7 +168,7 @@ MERGES = {
         1,
         (11,),
     ),
-    "two groups of two into one dolmen": (
+    "two-pairs-into-one-dolmen": (
         """
         RR...
         .....
@@ -178,7 +178,7 @@ MERGES = {
         1,
         (6,),
     ),
-    "a group along the axis of the tilt": (
+    "a-group-along-the-tilt": (
         """
         ..R..
         ..R..
@@ -193,13 +193,13 @@ MERGES = {
 }
 
 
-@pytest.mark.parametrize("build", ["loaded", "by moves"])
-@pytest.mark.parametrize("colour", [RED, WHITE])
+@pytest.mark.parametrize("build", ["loaded", "by-moves"])
+@pytest.mark.parametrize("colour", [RED, WHITE], ids=["red", "white"])
 @pytest.mark.parametrize("case", list(MERGES))
 def test_a_tilt_merges_groups(engine: Engine, case: str, colour: int, build: str) -> None:
     """The tilted megalith shows its colour on two squares at once; red ones join every red
     group either square touches (each group once), white ones join none. The groups before
-    come from the diagram, or (``by moves``) from the engine's own earlier moves."""
+    come from the diagram, or (``by-moves``) from the engine's own earlier moves."""
     diagram, (r, c), direction, joined = MERGES[case]
     lines = [line.strip() for line in diagram.strip().splitlines()]
     game = GameState.from_diagram("custom", lines, rows=len(lines), cols=len(lines[0]))
