@@ -343,7 +343,7 @@ def test_shipped_panels_load_and_reproduce_their_ratings() -> None:
 
 
 def _load_script(name: str) -> Any:
-    return load_script(f"docs/{name}.py")
+    return load_script(f"scripts/{name}.py")
 
 
 def test_leaderboard_page_is_up_to_date() -> None:
