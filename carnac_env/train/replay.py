@@ -153,8 +153,8 @@ class Replay:
                 raise CarnacError(f"{where} must be a mapping with a 'board'")
             rules = dict(item["board"])
             name = rules.pop("name", None)
-            if not isinstance(name, str):
-                raise CarnacError(f"{where}.board has no name")
+            if not isinstance(name, str) or len(name) > 100:
+                raise CarnacError(f"{where}.board has no name (a text of at most 100 characters)")
             try:
                 board = make_board(name, **rules)
             except (CarnacError, TypeError) as err:
