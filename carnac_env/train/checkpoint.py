@@ -10,7 +10,10 @@ Two files, both tensors and plain values only (``torch.save``), read back with
   iterations fill again). It continues the run, not bit for bit as ``checkpoint.pt`` does.
 
 A run started on a folder that holds ``checkpoint.pt`` resumes from it; else from
-``resume.pt`` if that is there.
+``resume.pt`` if that is there. Every number read is checked finite (weights, optimiser state,
+counters, settings, curve rows), and every text bounded (:data:`TEXT_CHARS` in a curve row,
+:data:`~carnac_env.train.config.SETTING_CHARS` in a setting); an error names the file and the
+field. A write that fails (a full disk) is ``cannot write PATH: REASON``.
 """
 
 from __future__ import annotations

@@ -43,7 +43,10 @@ same results, since the players are not part of the settings.
 The checkpoint is written at the end of every iteration; a run started on a folder that
 holds one resumes from it (settings from the checkpoint, except the iteration limit and the
 time budget, which may come from the new command). An interrupted iteration leaves nothing
-behind and is played again, the same, on resume.
+behind and is played again, the same, on resume. The checkpoint is the record: the files an
+iteration writes after it (``resume.pt``, ``model.npz``, ``log.txt``, the curves) are brought into
+step with it whenever a run opens the folder, even with no iteration left to run, so a kill -9
+or a full disk between those writes never leaves them behind for good.
 """
 
 from __future__ import annotations
@@ -175,15 +178,7 @@ class Trainer:
         self.eval_boards = [BOARDS[n] for n in (c.eval_boards.split(",") if c.eval_boards else self.mix.builtin)]
         torch.manual_seed(c.seed)
         init = load(model_path(c.init)) if c.init and data is None else None
-        self.architecture = {
-            "channels": c.channels,
-            "blocks": c.blocks,
-            "hidden": c.hidden,
-            "ownership": c.ownership > 0,
-            "rules": c.rules_inputs == "on"
-            or (c.rules_inputs == "auto" and (self.mix.general or (init is not None and init.reads_rules))),
-            "dolmens": c.dolmens > 0,
-        }
+        self.architecture = self._architecture(init)
         self.net = build(self.architecture, self.board)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         self.replay = Replay(c.buffer)
@@ -202,9 +197,22 @@ class Trainer:
         if lr_schedule is not None and lr_schedule != c.lr_schedule:
             check_schedule_change(c, lr_schedule, self.iteration)
             c.lr_schedule = lr_schedule
-        _files.write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
         if data is not None:
             self._sync_files(saved_path == self.checkpoint_path)
+        _files.write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
+
+    def _architecture(self, init: PolicyValueNet | None) -> dict[str, Any]:
+        """The network's shape and heads by the settings (and the ``--init`` model, if any)."""
+        c = self.config
+        reads_rules = self.mix.general or (init is not None and init.reads_rules)
+        return {
+            "channels": c.channels,
+            "blocks": c.blocks,
+            "hidden": c.hidden,
+            "ownership": c.ownership > 0,
+            "rules": c.rules_inputs == "on" or (c.rules_inputs == "auto" and reads_rules),
+            "dolmens": c.dolmens > 0,
+        }
 
     def _override(self, iterations: int | None, evaluation: dict[str, Any]) -> dict[str, Any]:
         """Apply a new iteration limit and the :data:`EVALUATION_SETTINGS` given to ``self.config``;
