@@ -10,18 +10,21 @@ Two files, both tensors and plain values only (``torch.save``), read back with
   iterations fill again). It continues the run, not bit for bit as ``checkpoint.pt`` does.
 
 A run started on a folder that holds ``checkpoint.pt`` resumes from it; else from
-``resume.pt`` if that is there.
+``resume.pt`` if that is there. Every number read is checked finite (weights, optimiser state,
+counters, settings, curve rows), and every text bounded (:data:`TEXT_CHARS` in a curve row,
+:data:`~carnac_env.train.config.SETTING_CHARS` in a setting); an error names the file and the
+field. A write that fails (a full disk) is ``cannot write PATH: REASON``.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
 
-from carnac_env import _files
+from carnac_env import _checks, _files
 from carnac_env.errors import CarnacError
 from carnac_env.train.config import config_from
 
@@ -35,6 +38,20 @@ CHECKPOINT_VERSION = 3
 COUNTERS = ("iteration", "games_played", "positions", "steps", "groups")
 #: The numbers a checkpoint holds (finite).
 NUMBERS = ("wall", "cpu", "best_score")
+#: The most fields of a curve row, and the most characters of a text in one (its names and
+#: values): a checkpoint's rows are copied into curve.csv, curve.json and log.txt.
+ROW_FIELDS = 1_000
+TEXT_CHARS = 1_000
+#: The most a whole number in a curve row may be (the counters stay below 2**62).
+ROW_INTEGERS = 2**63
+#: The numbers of an AdamW parameter group: (first, last) of the range of each (finite), and
+#: whether a group must hold it; ``betas`` is a pair. Any other number in a group is checked finite.
+GROUP_NUMBERS: dict[str, tuple[float, float | None, bool]] = {
+    "lr": (0.0, None, True),
+    "weight_decay": (0.0, None, True),
+    "eps": (0.0, None, False),
+    "betas": (0.0, 1.0, False),
+}
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -129,21 +146,58 @@ def restore(trainer: Any, data: dict[str, Any], source: str) -> None:
             raise CarnacError(f"{source}: field {name!r}={value!r}; expected a finite number")
         setattr(trainer, name, float(value))
     curve = field("curve", list)
-    if len(curve) != trainer.iteration or not all(_plain_row(row) for row in curve):
-        raise CarnacError(
-            f"{source}: field 'curve' must hold one row per iteration ({trainer.iteration}), each a mapping of "
-            "names to numbers or text with an 'iteration'"
-        )
+    check_curve(curve, trainer.iteration, source)
     trainer.curve = curve
 
 
-def _plain_row(row: Any) -> bool:
-    """A curve row: names to numbers or text, with a whole 'iteration'."""
-    return (
-        isinstance(row, dict)
-        and isinstance(row.get("iteration"), int)
-        and all(isinstance(k, str) and isinstance(v, (int, float, str)) for k, v in row.items())
-    )
+def _shown(value: Any) -> str:
+    """``value``'s repr, cut to 60 characters (a hostile file's text is never copied whole)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({len(text)} characters)"
+
+
+def _plain_value(value: Any) -> bool:
+    """A curve row's value: a finite number (a whole one within :data:`ROW_INTEGERS`) or a
+    text of at most :data:`TEXT_CHARS` characters; never a bool, NaN or an infinity."""
+    if isinstance(value, str):
+        return len(value) <= TEXT_CHARS
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return -ROW_INTEGERS < value < ROW_INTEGERS
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def check_curve(curve: list[Any], iterations: int, source: str) -> None:
+    """A checkpoint's curve: one row per iteration, row N a mapping with ``'iteration': N`` of at
+    most :data:`ROW_FIELDS` names (texts of at most :data:`TEXT_CHARS` characters) to values
+    :func:`_plain_value` accepts.
+
+    Raises:
+        CarnacError: naming ``source``, the row and the field that does not fit.
+    """
+    if len(curve) != iterations:
+        raise CarnacError(
+            f"{source}: field 'curve' holds {len(curve)} rows; expected one row per iteration ({iterations}), each a "
+            "mapping of names to numbers or text with an 'iteration'"
+        )
+    for n, row in enumerate(curve, 1):
+        where = f"{source}: field 'curve' row {n}"
+        if not isinstance(row, dict) or not 0 < len(row) <= ROW_FIELDS:
+            raise CarnacError(f"{where} is not a mapping of 1 to {ROW_FIELDS} names to numbers or text")
+        number = row.get("iteration")
+        if isinstance(number, bool) or number != n:
+            raise CarnacError(f"{where}: 'iteration'={_shown(number)}; expected {n} (the rows in order)")
+        for key, value in row.items():
+            if not isinstance(key, str) or len(key) > TEXT_CHARS:
+                raise CarnacError(
+                    f"{where} has the name {_shown(key)}; expected a text of at most {TEXT_CHARS} characters"
+                )
+            if not _plain_value(value):
+                raise CarnacError(
+                    f"{where}: {key!r}={_shown(value)}; expected a finite number or a text of at most "
+                    f"{TEXT_CHARS} characters"
+                )
 
 
 def _check_optimizer(state: dict[str, Any], net: torch.nn.Module, source: str) -> None:
@@ -154,12 +208,7 @@ def _check_optimizer(state: dict[str, Any], net: torch.nn.Module, source: str) -
     if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
         raise CarnacError(f"{source}: field optimizer.param_groups must be a list of mappings")
     for g in groups:
-        for key in ("lr", "weight_decay"):
-            value = g.get(key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise CarnacError(
-                    f"{source}: field optimizer.param_groups {key}={value!r}; expected a finite number >= 0"
-                )
+        _check_group(g, source)
     per_param = state.get("state")
     if not isinstance(per_param, dict):
         raise CarnacError(f"{source}: field optimizer.state must be a mapping")
@@ -167,16 +216,41 @@ def _check_optimizer(state: dict[str, Any], net: torch.nn.Module, source: str) -
         if not isinstance(index, int) or not 0 <= index < len(shapes) or not isinstance(entry, dict):
             raise CarnacError(f"{source}: field optimizer.state has an entry {index!r} for no parameter")
         for key, value in entry.items():
-            if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.requires_grad:
-                raise CarnacError(f"{source}: field optimizer.state[{index}].{key} is not a plain tensor")
-            if key == "step":
-                if value.numel() != 1 or not math.isfinite(float(value)) or float(value) < 0:
-                    raise CarnacError(f"{source}: field optimizer.state[{index}].step={value!r}; expected a count >= 0")
-            elif value.dtype != torch.float32 or value.shape != shapes[index]:
-                raise CarnacError(
-                    f"{source}: field optimizer.state[{index}].{key} is {value.dtype} {tuple(value.shape)}, expected "
-                    f"float32 {tuple(shapes[index])}"
-                )
+            _check_moment(f"{source}: field optimizer.state[{index}].{key}", key, value, shapes[index])
+
+
+def _check_moment(where: str, key: str, value: Any, shape: torch.Size) -> None:
+    """One tensor of a parameter's AdamW state: ``step`` a count >= 0, a moment a finite float32
+    tensor of its parameter's ``shape``; CarnacError naming ``where`` otherwise."""
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.requires_grad:
+        raise CarnacError(f"{where} is not a plain tensor")
+    if key == "step":
+        if value.numel() != 1 or not math.isfinite(float(value)) or float(value) < 0:
+            raise CarnacError(f"{where}={value!r}; expected a count >= 0")
+    elif value.dtype != torch.float32 or value.shape != shape:
+        raise CarnacError(f"{where} is {value.dtype} {tuple(value.shape)}, expected float32 {tuple(shape)}")
+    elif not bool(torch.isfinite(value).all()):
+        raise CarnacError(f"{where} holds NaN or infinite values")
+
+
+def _check_group(group: dict[str, Any], source: str) -> None:
+    """An AdamW parameter group: the numbers of :data:`GROUP_NUMBERS` in range (``betas`` a
+    pair), those it requires there, and every other number (alone or in a list) finite.
+
+    Raises:
+        CarnacError: naming ``source`` and the group's field.
+    """
+    for key, (_, _, required) in GROUP_NUMBERS.items():
+        if key not in group and required:
+            raise CarnacError(f"{source}: field optimizer.param_groups {key} is missing; expected a finite number >= 0")
+        if key == "betas" and key in group and not (isinstance(group[key], (list, tuple)) and len(group[key]) == 2):
+            raise CarnacError(f"{source}: field optimizer.param_groups betas={_shown(group[key])}; expected a pair")
+    for key, value in group.items():
+        low, high, _ = GROUP_NUMBERS.get(key, (None, None, False))
+        spread = isinstance(value, (list, tuple)) and (key == "betas" or key not in GROUP_NUMBERS)
+        for item in value if spread else [value]:
+            if key in GROUP_NUMBERS or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+                _checks.number(f"{source}: field optimizer.param_groups {key}", item, low, high)
 
 
 def write(trainer: Any, path: Path, replay: bool = True) -> None:
@@ -196,4 +270,30 @@ def write(trainer: Any, path: Path, replay: bool = True) -> None:
     if replay:
         data["replay"] = trainer.replay.state()
     with _files.writing(path) as out:
-        torch.save(data, out)
+        kept = _KeptErrors(out)
+        try:
+            torch.save(data, kept)
+        except RuntimeError:
+            # torch reports a failed write (a full disk) as its own "unexpected pos": the
+            # OS's error, raised again here, becomes _files' "cannot write PATH: REASON"
+            if kept.error is None:
+                raise
+            raise kept.error from None
+
+
+class _KeptErrors:
+    """A binary file handle that keeps the ``OSError`` of a failed write (for :func:`write`)."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.error: OSError | None = None
+
+    def write(self, data: Any) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()

@@ -27,6 +27,12 @@ __all__ = [
 #: The most bytes the replay buffer may hold (``buffer`` positions of the run's largest board).
 REPLAY_BUDGET = 16 << 30
 
+#: The most characters a text setting may have (a checkpoint's settings are copied into
+#: config.json, resume.pt and every model file's header).
+SETTING_CHARS = 4096
+#: The settings that are text.
+TEXT_SETTINGS = ("board", "init", "mix", "eval_boards", "lr_schedule", "rule", "rules_inputs", "selfplay_backend")
+
 #: The self-play search rules.
 RULES = ("gumbel", "puct")
 #: Whether the network reads the board's rules as inputs: ``auto`` does on a mix of boards
@@ -96,6 +102,14 @@ class Config:
         Raises:
             CarnacError: naming the setting, its value and what was expected.
         """
+        for name in TEXT_SETTINGS:
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise CarnacError(f"training setting {name} must be text, got {value!r}"[:500])
+            if len(value) > SETTING_CHARS:
+                raise CarnacError(
+                    f"training setting {name} is {len(value)} characters long; expected at most {SETTING_CHARS}"
+                )
         whole = {
             "seed": (0, 2**63 - 1),
             "iterations": (0, 10**7),
@@ -141,9 +155,6 @@ class Config:
         _checks.choice("training setting rule", self.rule, RULES)
         _checks.choice("training setting rules_inputs", self.rules_inputs, RULES_INPUTS)
         _checks.choice("training setting selfplay_backend", self.selfplay_backend, SELFPLAY_BACKENDS)
-        for name in ("board", "init", "mix", "eval_boards", "lr_schedule"):
-            if not isinstance(getattr(self, name), str):
-                raise CarnacError(f"training setting {name} must be text, got {getattr(self, name)!r}")
         mix = BoardMix.of(self.board, self.mix)
         for name in filter(None, self.eval_boards.split(",")):
             if name not in mix.builtin:

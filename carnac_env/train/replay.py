@@ -149,16 +149,8 @@ class Replay:
         chunks, size = [], 0
         for n, item in enumerate(data["chunks"]):
             where = f"{source}: field replay.chunks[{n}]"
-            if not isinstance(item, dict) or not isinstance(item.get("board"), dict):
-                raise CarnacError(f"{where} must be a mapping with a 'board'")
-            rules = dict(item["board"])
-            name = rules.pop("name", None)
-            if not isinstance(name, str):
-                raise CarnacError(f"{where}.board has no name")
-            try:
-                board = make_board(name, **rules)
-            except (CarnacError, TypeError) as err:
-                raise CarnacError(f"{where}.board is not a board this carnac_env plays: {err}") from None
+            board = _chunk_board(item, where)
+            name = board.name
             arrays = {}
             length = None
             for field, (shape, dtype) in _dtypes(board.squares, board.num_actions, board.rows, board.cols).items():
@@ -187,3 +179,18 @@ class Replay:
         if size > self.capacity:
             raise CarnacError(f"{source}: field replay holds {size} positions, more than the buffer's {self.capacity}")
         self.chunks, self.size = chunks, size
+
+
+def _chunk_board(item: Any, where: str) -> Board:
+    """The board a checkpoint's replay chunk names (``item["board"]``: a name of at most 100
+    characters and the rules); CarnacError naming ``where`` otherwise."""
+    if not isinstance(item, dict) or not isinstance(item.get("board"), dict):
+        raise CarnacError(f"{where} must be a mapping with a 'board'")
+    rules = dict(item["board"])
+    name = rules.pop("name", None)
+    if not isinstance(name, str) or len(name) > 100:
+        raise CarnacError(f"{where}.board has no name (a text of at most 100 characters)")
+    try:
+        return make_board(name, **rules)
+    except (CarnacError, TypeError) as err:
+        raise CarnacError(f"{where}.board is not a board this carnac_env plays: {err}") from None

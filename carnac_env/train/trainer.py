@@ -43,7 +43,10 @@ same results, since the players are not part of the settings.
 The checkpoint is written at the end of every iteration; a run started on a folder that
 holds one resumes from it (settings from the checkpoint, except the iteration limit and the
 time budget, which may come from the new command). An interrupted iteration leaves nothing
-behind and is played again, the same, on resume.
+behind and is played again, the same, on resume. The checkpoint is the record: the files an
+iteration writes after it (``resume.pt``, ``model.npz``, ``log.txt``, the curves) are brought into
+step with it whenever a run opens the folder, even with no iteration left to run, so a kill -9
+or a full disk between those writes never leaves them behind for good.
 """
 
 from __future__ import annotations
@@ -165,14 +168,7 @@ class Trainer:
                 )
             config = saved
         self.config = config or Config()
-        if iterations is not None:
-            self.config.iterations = iterations
-        unknown = sorted(set(evaluation) - set(EVALUATION_SETTINGS))
-        if unknown:
-            raise CarnacError(f"settings {unknown} cannot change on resume; only {', '.join(EVALUATION_SETTINGS)} can")
-        changed = {k: v for k, v in evaluation.items() if getattr(self.config, k) != v}
-        for key, value in changed.items():
-            setattr(self.config, key, value)
+        changed = self._override(iterations, evaluation)
         c = self.config.check()
         self.players = players
         torch.set_num_threads(c.threads)
@@ -182,15 +178,7 @@ class Trainer:
         self.eval_boards = [BOARDS[n] for n in (c.eval_boards.split(",") if c.eval_boards else self.mix.builtin)]
         torch.manual_seed(c.seed)
         init = load(model_path(c.init)) if c.init and data is None else None
-        self.architecture = {
-            "channels": c.channels,
-            "blocks": c.blocks,
-            "hidden": c.hidden,
-            "ownership": c.ownership > 0,
-            "rules": c.rules_inputs == "on"
-            or (c.rules_inputs == "auto" and (self.mix.general or (init is not None and init.reads_rules))),
-            "dolmens": c.dolmens > 0,
-        }
+        self.architecture = self._architecture(init)
         self.net = build(self.architecture, self.board)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=c.lr, weight_decay=c.weight_decay)
         self.replay = Replay(c.buffer)
@@ -206,11 +194,42 @@ class Trainer:
             checkpoint.restore(self, data, str(saved_path))
             if changed:
                 self.best_score = -1.0  # the next evaluation, under the new settings, starts the comparison
-            write_log(self.out, self.curve)  # a line lost to a kill between checkpoint and log comes back
         if lr_schedule is not None and lr_schedule != c.lr_schedule:
             check_schedule_change(c, lr_schedule, self.iteration)
             c.lr_schedule = lr_schedule
+        if data is not None:
+            self._sync_files(saved_path == self.checkpoint_path)
         _files.write_text(self.out / "config.json", json.dumps(c.as_dict(), indent=1, sort_keys=True) + "\n")
+
+    def _architecture(self, init: PolicyValueNet | None) -> dict[str, Any]:
+        """The network's shape and heads by the settings (and the ``--init`` model, if any)."""
+        c = self.config
+        reads_rules = self.mix.general or (init is not None and init.reads_rules)
+        return {
+            "channels": c.channels,
+            "blocks": c.blocks,
+            "hidden": c.hidden,
+            "ownership": c.ownership > 0,
+            "rules": c.rules_inputs == "on" or (c.rules_inputs == "auto" and reads_rules),
+            "dolmens": c.dolmens > 0,
+        }
+
+    def _override(self, iterations: int | None, evaluation: dict[str, Any]) -> dict[str, Any]:
+        """Apply a new iteration limit and the :data:`EVALUATION_SETTINGS` given to ``self.config``;
+        returns those that changed.
+
+        Raises:
+            CarnacError: a setting given that is not one of :data:`EVALUATION_SETTINGS`.
+        """
+        if iterations is not None:
+            self.config.iterations = iterations
+        unknown = sorted(set(evaluation) - set(EVALUATION_SETTINGS))
+        if unknown:
+            raise CarnacError(f"settings {unknown} cannot change on resume; only {', '.join(EVALUATION_SETTINGS)} can")
+        changed = {k: v for k, v in evaluation.items() if getattr(self.config, k) != v}
+        for key, value in changed.items():
+            setattr(self.config, key, value)
+        return changed
 
     # ---------------------------------------------------------------- checkpoints
     def save_checkpoint(self) -> None:
@@ -508,6 +527,41 @@ class Trainer:
         write_curve(self.out, self.curve, self.config)
         return row
 
+    def _sync_files(self, from_checkpoint: bool) -> None:
+        """Bring every file derived from the resumed state into step with it: the files an
+        iteration writes after ``checkpoint.pt`` (``resume.pt``, ``model.npz``, ``log.txt`` and
+        the curves) are one iteration behind after a kill, or a full disk, between those writes.
+        The checkpoint is the record: each file that holds another iteration is rewritten from
+        it, the others are left alone. ``from_checkpoint``: the state came from ``checkpoint.pt``
+        (else from ``resume.pt``, which then is the record).
+
+        Raises:
+            CarnacError: ``resume.pt`` is ahead of ``checkpoint.pt`` (not a file this run left
+                behind), or a file cannot be written.
+        """
+        if from_checkpoint:
+            self._sync_resume_file()
+        self._sync_model_file()
+        write_log(self.out, self.curve, if_changed=True)
+        write_curve(self.out, self.curve, self.config, if_changed=True)
+
+    def _sync_resume_file(self) -> None:
+        """Rewrite ``resume.pt`` from the checkpoint when it is missing, unreadable, or behind it
+        (another iteration or another curve)."""
+        try:
+            saved = checkpoint.read(self.resume_path)
+        except CarnacError:
+            saved = None
+        done = saved.get("iteration") if saved is not None else None
+        if isinstance(done, int) and done > self.iteration:
+            raise CarnacError(
+                f"{self.resume_path} holds iteration {done}, ahead of {self.checkpoint_path} (iteration "
+                f"{self.iteration}), so they are not one run's files; expected resume.pt at or behind the checkpoint "
+                "(remove checkpoint.pt to resume from resume.pt, or resume.pt to resume from checkpoint.pt)"
+            )
+        if saved is None or done != self.iteration or saved.get("curve") != self.curve:
+            checkpoint.write(self, self.resume_path, replay=False)
+
     def _sync_model_file(self) -> None:
         """Rewrite ``model.npz`` from the resumed state when it holds another iteration's network
         (a kill between the checkpoint and the model file), so that it is the checkpoint's."""
@@ -546,8 +600,6 @@ class Trainer:
 
             bar = tqdm(total=c.iterations, initial=self.iteration, desc=f"az {c.board}", unit="it")
         rows = []
-        if self.iteration:
-            self._sync_model_file()
         try:
             for _ in range(remaining):
                 row = self.run_iteration()
