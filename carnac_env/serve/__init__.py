@@ -18,6 +18,10 @@ move the agent preferred. Near the end (at most ``analysis_solve`` megaliths lef
 both carry the exact solver's verdict ("solved: win in 3") and the review the moves that threw
 a solved result away.
 
+Before it listens, ``carnac serve`` compiles what its games and analyses run (a game of each
+agent and both analyses on tiny budgets), saying so on stderr when that takes a while (the
+first run on a machine: about a minute), so that no first request waits for the compiler.
+
 The server (:mod:`carnac_env.serve.app`, on Tornado: the ``serve`` extra) listens on
 127.0.0.1 unless told otherwise, and then answers only requests addressed to this machine
 (``localhost``, 127.0.0.0/8, ::1: no DNS rebinding). The agents think in worker threads, never
