@@ -29,6 +29,9 @@ class Sleeper:
         self.seconds = float(seconds)
         self.marker = marker
 
+    def memory_need(self, board: Any) -> int:
+        return 0  # it keeps nothing (carnac serve refuses an agent that does not say)
+
     def act(self, env: Any) -> int:
         with Sleeper.lock:
             Sleeper.calls += 1
@@ -48,6 +51,9 @@ class Gate:
 
     def __init__(self, seed: int = 0) -> None:
         pass
+
+    def memory_need(self, board: Any) -> int:
+        return 0  # it keeps nothing (carnac serve refuses an agent that does not say)
 
     def act(self, env: Any) -> int:
         Gate.entered.set()

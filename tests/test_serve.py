@@ -329,6 +329,9 @@ class BlockedAgent:
     def __init__(self, seed: int = 0) -> None:
         pass
 
+    def memory_need(self, board: Any) -> int:
+        return 0  # it keeps nothing (carnac serve refuses an agent that does not say)
+
     def act(self, state: Any) -> int:
         from carnac_env.agents import observe
 

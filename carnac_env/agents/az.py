@@ -46,7 +46,8 @@ from typing import Any
 import numpy as np
 
 from carnac_env.agents.base import SeededAgent, option
-from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, solver_move
+from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, TABLE_MB, solver_move
+from carnac_env.agents.memory import Need, solver_bytes, tree_need
 from carnac_env.agents.registry import register
 from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
@@ -151,6 +152,17 @@ class AZAgent(SeededAgent):
             net, name = self._default(board)
         assert net.sha256 is not None  # cached() makes every network from a file's bytes
         return {"model": name, "sha256": net.sha256}
+
+    def tree_need(self, board: Board) -> Need | None:
+        """The room and bytes of one move's search tree on ``board`` (:mod:`carnac_env.agents.memory`;
+        no tree is kept between moves), or None with ``sims=0`` (no search)."""
+        return tree_need(board, self.sims, self.lanes) if self.sims else None
+
+    def memory_need(self, board: Board) -> int:
+        """The most bytes one game of this agent holds at once on ``board``: its search tree at
+        its peak (:meth:`tree_need`) and the solver's table where it solves (``solve``)."""
+        tree = self.tree_need(board)
+        return (tree.peak if tree else 0) + solver_bytes(board, self.solve, TABLE_MB)
 
     def _evaluator_net(self, net: PolicyValueNet) -> Any:
         """``net``, or its onnxruntime twin (one per network) for the ``backend`` option."""

@@ -34,6 +34,7 @@ from carnac_env.agents.base import SeededAgent
 from carnac_env.agents.registry import register
 from carnac_env.batch import BatchGame
 from carnac_env.batch.state import new_state
+from carnac_env.core.boards import Board
 from carnac_env.core.game import OVER, RED, RESPOND, WHITE, GameState
 from carnac_env.core.scoring import groups
 from carnac_env.search.lookahead import DOLMEN, PARTIAL, WIN, action_values_slot
@@ -162,6 +163,11 @@ class GreedyAgent(SeededAgent):
 
     name = "greedy"
     description = "one-move lookahead on dolmens and growing groups, minimax over the reply"
+
+    def memory_need(self, board: Board) -> int:
+        """No search memory: its lookahead's slots per board are a few kilobytes
+        (:mod:`carnac_env.agents.memory`): 0."""
+        return 0
 
     def choose(self, state: GameState) -> int:
         """The best action by :func:`action_values`; a seeded random one among equals."""

@@ -46,8 +46,10 @@ from __future__ import annotations
 from typing import Any
 
 from carnac_env.agents.base import SeededAgent, option
-from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, solver_move
+from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, TABLE_MB, solver_move
+from carnac_env.agents.memory import Need, solver_bytes, tree_need
 from carnac_env.agents.registry import register
+from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import PUCT, UCT, Mixed, Network, Playouts, Search
@@ -107,6 +109,25 @@ class MCTSAgent(SeededAgent):
     def search(self) -> Search | None:
         """The search of the last move (its tree is kept for reuse), or None."""
         return self._search
+
+    def tree_need(self, board: Board) -> Need:
+        """The room and bytes of one game's search tree on ``board`` (:mod:`carnac_env.agents.memory`).
+
+        Raises:
+            CarnacError: a time budget (``seconds``): the tree grows with the time given, so no
+                bound can be stated; give ``sims`` instead.
+        """
+        if self.seconds:
+            raise CarnacError(
+                f"agent {self.spec!r} has a time budget (seconds={self.seconds:g}): its search tree grows with "
+                "the time, so its memory cannot be bounded; give it a number of simulations (mcts:sims=N) instead"
+            )
+        return tree_need(board, self.sims, 1, self.reuse)
+
+    def memory_need(self, board: Board) -> int:
+        """The most bytes one game of this agent holds at once on ``board``: its tree at its
+        peak (:meth:`tree_need`) and the solver's table where it solves (``solve``)."""
+        return self.tree_need(board).peak + solver_bytes(board, self.solve, TABLE_MB)
 
     def root_actions(self, state: GameState) -> list[int] | None:
         """The actions searched at the root: the ``width`` best by greedy, or None for all."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from carnac_env.agents.base import SeededAgent
 from carnac_env.agents.registry import register
+from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 
 
@@ -18,3 +19,7 @@ class RandomAgent(SeededAgent):
     def choose(self, state: GameState) -> int:
         """A uniformly random legal action (:meth:`GameState.legal_action_at` of a uniform number)."""
         return state.legal_action_at(self.rng.random())
+
+    def memory_need(self, board: Board) -> int:
+        """No memory of its own beyond a few bytes a move (:mod:`carnac_env.agents.memory`): 0."""
+        return 0

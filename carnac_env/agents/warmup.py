@@ -45,9 +45,16 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def warm_up(specs: Iterable[str], board: Board, say: Callable[[str], None] | None = _say, after: float = 3.0) -> float:
+def warm_up(
+    specs: Iterable[str],
+    board: Board,
+    say: Callable[[str], None] | None = _say,
+    after: float = 3.0,
+    also: Callable[[], None] | None = None,
+) -> float:
     """Play one game to its end with each built-in agent of ``specs`` against itself (its other
-    options kept, budgets cut: :data:`_CAPS`) on ``board``, compiling what its games will run;
+    options kept, budgets cut: :data:`_CAPS`) on ``board``, compiling what its games will run,
+    then call ``also`` (other work to compile under the same notice: the server's analysis);
     returns the seconds it took.
 
     When that has taken ``after`` seconds of CPU time (a cold cache), ``say`` (stderr by
@@ -91,6 +98,8 @@ def warm_up(specs: Iterable[str], board: Board, say: Callable[[str], None] | Non
                     state.apply(int(agent.act(state)))
             except CarnacError:
                 continue
+        if also is not None:
+            also()
     finally:
         done.set()
         watcher.join()

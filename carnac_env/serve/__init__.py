@@ -18,6 +18,10 @@ move the agent preferred. Near the end (at most ``analysis_solve`` megaliths lef
 both carry the exact solver's verdict ("solved: win in 3") and the review the moves that threw
 a solved result away.
 
+Before it listens, ``carnac serve`` compiles what its games and analyses run (a game of each
+agent and both analyses on tiny budgets), saying so on stderr when that takes a while (the
+first run on a machine: about a minute), so that no first request waits for the compiler.
+
 The server (:mod:`carnac_env.serve.app`, on Tornado: the ``serve`` extra) listens on
 127.0.0.1 unless told otherwise, and then answers only requests addressed to this machine
 (``localhost``, 127.0.0.0/8, ::1: no DNS rebinding). The agents think in worker threads, never
@@ -25,11 +29,14 @@ on the server's event loop, so it stays responsive; the opponents offered are th
 on the command line (a page cannot ask for another, so it cannot name code to import or a
 budget the server did not choose). What it promises, with its limits (docs/security.md):
 
-* **Memory.** The search trees of all games together stay under ``memory`` (``--memory``,
-  default 1024 MB): the trees idle games keep and those of the moves being searched. A tree
+* **Memory.** What the server's work holds stays under ``memory`` (``--memory``, default
+  1024 MB): the trees idle games keep, and the most each move or analysis running may take
+  (its search tree, the exact solver's table where it solves). Each agent declares its need
+  (``memory_need(board)``); one that does not (your own class without it) is refused. A tree
   is forgotten when its game is evicted, finished or idle for five minutes, or when a move
-  needs the room; an agent that would need more than the bound over the workers on a board
-  is not offered there (:mod:`carnac_env.serve.budget`).
+  needs the room; the solver's tables are freed after each piece of work; an agent that would
+  need more than the bound over the workers on a board is not offered there
+  (:mod:`carnac_env.serve.budget`).
 * **Connections.** Headers and bodies must arrive within 10 s, an idle connection is closed
   after 10 s, and at most 128 connections (at most half the file limit) are open at once:
   the oldest is closed for a new one. Running out of descriptors pauses accepting, with one
@@ -62,9 +69,10 @@ DEFAULT_PORT = 8080
 DEFAULT_MEMORY_MB = 1024
 #: What ``carnac serve --help`` says of the memory bound.
 MEMORY_HELP = (
-    "the most memory, in MB, that the agents' search trees take together (default {default}): the trees "
-    "idle games keep plus those of the moves being searched; an agent that would need more than "
-    "MEMORY / WORKERS for one game on a board is not offered there (mcts at 5000 sims on le_menec "
+    "the most memory, in MB, that the agents and analyses take together (default {default}): the search "
+    "trees idle games keep plus the needs of the moves and analyses running (trees, the solver's tables); "
+    "an agent that would need more than MEMORY / WORKERS for one game on a board is not offered there "
+    "(mcts at 5000 sims on le_menec "
     "needs about 475 MB). The rest of the server (Python, numba, Tornado, 100 games) takes about 200 MB more"
 )
 
@@ -113,7 +121,8 @@ class Server:
             address (``localhost``, 127.0.0.0/8, ::1).
         port: the port; 0 picks a free one (see :attr:`url` once started).
         agents: the opponents offered (agent specs; built-in names or import paths, which
-            run code: only name code you trust); default greedy, mcts, az, random.
+            run code: only name code you trust, and whose class must declare
+            ``memory_need(board) -> int``); default greedy, mcts, az, random.
         boards: the boards offered; default every built-in board.
         workers: threads the agents think in (games beyond that wait their turn).
         memory: the bound on the agents' search memory, in MB (see :mod:`.budget`).
@@ -260,11 +269,17 @@ def serve(
     open_browser: bool = False,
     echo: Callable[[str], None] = print,
     memory: int = DEFAULT_MEMORY_MB,
+    warm: bool = True,
 ) -> None:
-    """Serve the page until Ctrl-C (``carnac serve``); see :class:`Server` for the arguments."""
+    """Serve the page until Ctrl-C (``carnac serve``); see :class:`Server` for the arguments.
+    With ``warm`` (the default), first compile what the games and the analyses run
+    (:meth:`~carnac_env.serve.app.Games.warm_up`), saying so on stderr when that takes a while
+    (a fresh install: about a minute), so that no first request waits for the compiler."""
     from carnac_env.serve.budget import megabytes
 
     server = Server(host, port, agents, boards, workers, memory)
+    if warm:
+        server.games.warm_up()
 
     def started() -> None:
         games = server.games

@@ -308,7 +308,9 @@ class Games:
                             live.agent = await loop.run_in_executor(
                                 self.builder, functools.partial(_make_agent, session.opponent, session.seed)
                             )
-                        action = await loop.run_in_executor(self.pool, live.agent.act, session.opponent_state())
+                        action = await loop.run_in_executor(
+                            self.pool, _then_free, live.agent.act, session.opponent_state()
+                        )
                     except Exception as err:  # the agent's own failure: shown on the page, the server goes on
                         if generation == session.generation:
                             session.agent_error = f"{session.opponent} failed: {err}"
@@ -334,6 +336,8 @@ class Games:
         forgotten (see :mod:`.budget`)."""
         if live.agent is None or live.need is None:
             return 0
+        if not live.need.nodes:
+            return live.need.kept  # no tree to measure: what the agent declares (0 for az:sims=0)
         if oversized(live.agent, live.need):
             live.agent = None
             return 0
@@ -387,7 +391,7 @@ class Games:
             try:
                 loop = asyncio.get_running_loop()
                 job = functools.partial(_analyse, session.board, list(key[1]), kind, offer["sims"], offer["solve"])
-                result = await loop.run_in_executor(self.pool, job)
+                result = await loop.run_in_executor(self.pool, _then_free, job)
             finally:
                 self.ledger.release(ledger_key, 0)  # an analysis keeps no tree
         finally:
@@ -398,6 +402,35 @@ class Games:
         return result
 
     # ------------------------------------------------------------------ upkeep
+    def warm_up(self, say: Callable[[str], None] | None = None) -> float:
+        """Compile what the games and the analyses run, before the server accepts games: a
+        game of each built-in agent offered, on tiny budgets, on the smallest board
+        (:func:`carnac_env.agents.warmup.warm_up`), then an analysis of each kind of a random
+        game on the smallest board with an analysis, its solver included. ``say`` (stderr by
+        default; None: silent) is told ``compiling the game engine...`` when that takes a while
+        (a cold numba cache) and then how long it took; returns the seconds. The solver's tables
+        it made are freed."""
+        from carnac_env.agents.warmup import _say, warm_up
+        from carnac_env.core.boards import make_board
+        from carnac_env.solve.alphabeta import free_tables
+
+        boards = sorted((make_board(name) for name in self.boards), key=lambda board: board.squares)
+        analysed = [board for board in boards if self.analysis[board.name] is not None]
+
+        def analyses() -> None:
+            if not analysed:
+                return
+            board, offer = analysed[0], self.analysis[analysed[0].name]
+            actions = _random_game(board)
+            sims, solve = min(offer["sims"], 8), min(offer["solve"], 2)
+            _analyse(board, actions[:-1], "position", sims, solve)
+            _analyse(board, actions, "review", sims, solve)
+
+        try:
+            return warm_up(self.agents, boards[0], _say if say is None else say, also=analyses)
+        finally:
+            free_tables()
+
     def start(self) -> None:
         """Start forgetting idle games' trees (on the running event loop)."""
         self._sweep()
@@ -459,6 +492,31 @@ def _analyse(board: Any, actions: list[int], kind: str, sims: int, solve: int = 
         "evaluation": view.to_dict(top=8),
         "layer_svg": policy_layer(view, SvgLayout(board, CELL)),
     }
+
+
+def _random_game(board: Any) -> list[int]:
+    """The actions of a game of uniformly random moves on ``board`` (seed 0), to its end."""
+    import random
+
+    from carnac_env.core.game import GameState
+
+    state, rng, actions = GameState(board), random.Random(0), []
+    while not state.is_over:
+        actions.append(state.legal_action_at(rng.random()))
+        state.apply(actions[-1])
+    return actions
+
+
+def _then_free(work: Callable[..., Any], *args: Any) -> Any:
+    """``work(*args)`` in a worker thread, then free the solver's tables that it left in the
+    thread (:func:`~carnac_env.solve.alphabeta.free_tables`): what the ledger counted for the
+    work is given back with its place, and no idle worker holds a table."""
+    from carnac_env.solve.alphabeta import free_tables
+
+    try:
+        return work(*args)
+    finally:
+        free_tables()
 
 
 def _make_agent(spec: str, seed: int) -> Any:

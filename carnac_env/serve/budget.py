@@ -1,35 +1,34 @@
-"""The memory budget of ``carnac serve``: how much a search agent's tree takes, and a ledger
-that keeps the server's search memory under one bound.
+"""The memory budget of ``carnac serve``: what each piece of the server's work may take, and a
+ledger that keeps it all under one bound.
 
-A search agent (``mcts``, ``az``) keeps its search tree as arrays (:mod:`carnac_env.search.tree`):
-a few bytes per node and per edge, and a search of ``sims`` simulations reserves room for
-``sims + 2`` nodes and, for each, one edge per action the position could have. So one move
-of ``mcts`` (5,000 simulations) on ``le_menec`` (773 actions) takes about 118 MB, and a server
-that kept every game's tree would grow without end. Here:
+Every piece of work that allocates (an agent's move, an analysis) takes a place in the ledger
+before it starts, for the most it may hold, and gives it back when it ends:
 
-* :func:`search_need` is the most memory one move of an agent can take on a board, computed
-  from the agent's settings (``sims``, ``lanes``, tree reuse) and the board before the agent is
-  built: the room a move's tree needs (:func:`move_capacity`), in bytes by
-  :func:`carnac_env.search.tree.tree_bytes` (:func:`sized`: the search's own sizing, from its
-  fields), times four for an agent that keeps its tree between moves (the tree grows by
-  doubling, and the old and new arrays live side by side while it does), plus
-  :data:`SEARCH_OVERHEAD` for the search's other arrays.
-* :class:`Ledger` holds the bound: a move may start only while the trees kept by idle games,
-  the needs of the moves running and its own need fit in it; to make room it forgets the
-  trees of the games least recently used (their agents start afresh at their next move). A
-  tree that grew beyond :func:`move_capacity` is forgotten after its move, so what a game
-  keeps between moves is at most one move's tree.
+* **An agent's move.** The ledger asks the agent: every agent offered must declare
+  ``memory_need(board) -> int``, the most bytes one game of it holds at once on a board
+  (:mod:`carnac_env.agents.memory`: the search tree of ``mcts`` and ``az`` at its peak, the exact
+  solver's table where the ``solve`` option solves, 0 for ``greedy`` and ``random``). An agent
+  that declares nothing (your own class, without the method) is refused when the server starts,
+  not counted as nothing (:func:`search_need`). A search agent's tree may be kept between
+  moves; the ledger then counts the tree as it is (:func:`held_bytes`), and an agent of your
+  own its whole need for as long as its game keeps it.
+* **An analysis** (:mod:`carnac_env.analysis`): :func:`analysis_need`, the search of a position,
+  the raw network's pass over a game and the exact solver's verdicts (:func:`solve_need`: its
+  table of :data:`~carnac_env.analysis.solved.SOLVE_TABLE_MB` MiB and one engine slot per ply);
+  it keeps nothing after it.
+* **The solver's tables.** The solver keeps its table in the thread that solved
+  (:mod:`carnac_env.solve.alphabeta`); the server frees it after each piece of work
+  (:func:`~carnac_env.solve.alphabeta.free_tables`), and the table's memory is mapped for it
+  alone, so it goes back to the system at once: no idle worker holds one.
 
-The server offers a board to a search agent only if :func:`search_need` is at most the bound
-divided by the worker threads (its *cap per game*), so every worker can always think at
-once. Agents that name code (class paths) are not measured: their memory is their own.
-The learned agent's analysis of a position or a game (:mod:`carnac_env.analysis`) takes a
-worker and a place in the ledger like a move, with :func:`analysis_need`; it keeps nothing
-after it. Where it asks the exact solver (positions with at most ``solve`` megaliths left), the
-need counts the solver's memory too (:func:`solve_need`: its transposition table of
-:data:`~carnac_env.analysis.solved.SOLVE_TABLE_MB` MiB and one engine slot per ply), and its
-time is bounded by the solver's node limit
-(:data:`~carnac_env.analysis.solved.DEFAULT_SOLVE_NODES` nodes per verdict).
+:class:`Ledger` holds the bound: a move may start only while the trees kept by idle games, the
+needs of the work running and its own need fit in it; to make room it forgets the trees of the
+games least recently used (their agents start afresh at their next move). A tree that grew
+beyond one move's room (:func:`oversized`) is forgotten after its move, so what a game keeps
+between moves is at most one move's tree.
+
+The server offers a board to an agent only if its need is at most the bound divided by the
+worker threads (its *cap per game*), so every worker can always work at once.
 """
 
 from __future__ import annotations
@@ -37,97 +36,67 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
+from carnac_env import _checks
+from carnac_env.agents.memory import SEARCH_OVERHEAD, Need, first_room, move_capacity, sized, solver_bytes
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
 
-#: Bytes set aside per search for its arrays other than the tree (the game copies it plays
-#: on, the network's inputs): measured at under 0.5 MB on le_menec with 8 lanes.
-SEARCH_OVERHEAD = 2 << 20
-#: A new search's first arrays: room for this many nodes, and this many edges per action up to
-#: 64 actions (:class:`carnac_env.search.Search`'s constructor); the first growth doubles them.
-_FIRST_NODES = 64
+__all__ = [
+    "SEARCH_OVERHEAD",
+    "Ledger",
+    "Need",
+    "analysis_need",
+    "held_bytes",
+    "megabytes",
+    "move_capacity",
+    "oversized",
+    "search_need",
+    "sized",
+    "solve_need",
+    "tree_bytes",
+]
 
 
-def sized(board: Board, nodes: int, edges: int, lanes: int = 1, trees: int = 1) -> int:
-    """Bytes of ``trees`` search trees on ``board`` with room for ``nodes`` nodes and ``edges``
-    edges each and ``lanes`` lanes: :func:`carnac_env.search.tree.tree_bytes`, the one function
-    that sizes a tree from its fields (so a field added there is counted here), nothing
-    allocated."""
-    from carnac_env.search.tree import tree_bytes as tree_size
-
-    return tree_size(trees, nodes, edges, 2 * board.megaliths + 2, lanes)
-
-
-def _first(board: Board) -> tuple[int, int]:
-    """The room of a new search's first arrays on ``board`` (nodes, edges per tree)."""
-    return _FIRST_NODES, _FIRST_NODES * min(board.num_actions, 64)
-
-
-class Need(NamedTuple):
-    """What one game of a search agent may take on a board."""
-
-    nodes: int  #: the most nodes a move's tree has room for
-    edges: int  #: the most edges a move's tree has room for
-    kept: int  #: bytes of that tree (at most what the game keeps between moves)
-    peak: int  #: bytes one move may take at its peak (see the module docstring)
-
-
-def _search_settings(agent: Any) -> tuple[int, int, bool] | None:
-    """``(sims, lanes, reuse)`` of a built-in search agent, None for an agent without a search
-    tree (``greedy``, ``random``) or one this module does not know (a class path).
-
-    Raises:
-        CarnacError: an ``mcts`` agent with a time budget (``seconds``): its tree grows with
-            the time given, so no bound can be stated; give it ``sims``.
-    """
-    from carnac_env.agents import MCTSAgent
-    from carnac_env.agents.az import AZAgent
-
-    if isinstance(agent, MCTSAgent):
-        if agent.seconds:
-            raise CarnacError(
-                f"agent {agent.spec!r} has a time budget (seconds={agent.seconds:g}): its search tree grows with "
-                "the time, so carnac serve cannot bound its memory; give it a number of simulations "
-                "(mcts:sims=N) instead"
-            )
-        return agent.sims, 1, agent.reuse
-    if isinstance(agent, AZAgent):
-        return (agent.sims, agent.lanes, False) if agent.sims else None
-    return None
-
-
-def move_capacity(sims: int, board: Board) -> tuple[int, int]:
-    """The most nodes and edges the tree of one move of ``sims`` simulations on ``board`` has
-    room for: ``sims + 2`` nodes (the root, its expansion, one per simulation) and one edge
-    per action for each (a node's actions are at most the board's), or the first growth of
-    a new search's arrays if that is more."""
-    actions = board.num_actions
-    nodes = max(sims + 2, 2 * _FIRST_NODES)
-    edges = max((sims + 2) * actions, 2 * _FIRST_NODES * min(actions, 64))
-    return nodes, edges
+def _agent_name(agent: Any) -> str:
+    spec = getattr(agent, "spec", None)
+    return repr(spec) if isinstance(spec, str) else f"{type(agent).__module__}.{type(agent).__qualname__}"
 
 
 def search_need(agent: Any, board: Board) -> Need | None:
-    """The memory one game of ``agent`` (a built agent) may take on ``board``, or None for an
-    agent with no search tree (or one not built in).
+    """What one game of ``agent`` (a built agent) may take on ``board``, as the agent declares
+    it (``memory_need(board)``), or None for an agent that declares 0. ``peak`` is the need;
+    for a search agent (one with ``tree_need(board)``) ``nodes``, ``edges`` and ``kept`` are its
+    tree's room (``kept`` 0 without a tree), for any other agent ``kept`` is its need (what it
+    may keep between moves is not known, so all of it is counted).
 
     Raises:
-        CarnacError: an agent whose memory cannot be bounded (see :func:`_search_settings`).
+        CarnacError: an agent that declares no ``memory_need``, one whose declaration fails or
+            is not whole bytes (0 or more), or one whose memory cannot be bounded (``mcts`` with a
+            time budget).
     """
-    settings = _search_settings(agent)
-    if settings is None:
+    declared = getattr(agent, "memory_need", None)
+    if not callable(declared):
+        raise CarnacError(
+            f"agent {_agent_name(agent)} does not declare its memory, so carnac serve cannot bound it: give "
+            "its class a method memory_need(board) -> int, the most bytes one game of it holds at once on a "
+            "board (0 if it keeps nothing; carnac_env.agents.memory)"
+        )
+    try:
+        peak = declared(board)
+    except CarnacError as err:
+        raise CarnacError(f"carnac serve cannot offer agent {_agent_name(agent)} on {board.name}: {err}") from None
+    except Exception as err:  # the agent's own code failed
+        raise CarnacError(f"agent {_agent_name(agent)}: memory_need({board.name!r}) raised {err!r}") from err
+    peak = _checks.whole(f"agent {_agent_name(agent)}: memory_need({board.name!r}) in bytes", peak, 0, 1 << 62)
+    room = getattr(agent, "tree_need", None)
+    tree = room(board) if callable(room) else None
+    if tree is not None:
+        return Need(tree.nodes, tree.edges, tree.kept, peak)
+    if not peak:
         return None
-    sims, lanes, reuse = settings
-    nodes, edges = move_capacity(sims, board)
-    kept = sized(board, nodes, edges, lanes)
-    first = sized(board, *_first(board), lanes)
-    # Without reuse a move's tree is at most `kept` (grown once from the first arrays, which
-    # live beside it while it grows); with reuse it may grow twice in a move, each time to at
-    # most twice what it held, the old arrays alive beside the new: 4 x kept.
-    peak = (4 * kept if reuse else kept + first) + SEARCH_OVERHEAD
-    return Need(nodes, edges, kept, peak)
+    return Need(0, 0, 0 if callable(room) else peak, peak)  # a search agent without a tree keeps nothing
 
 
 def tree_bytes(agent: Any) -> int:
@@ -261,22 +230,12 @@ class Ledger:
 @functools.lru_cache(maxsize=64)
 def solve_need(board: Board, solve: int) -> int:
     """Bytes the exact solver may take in one analysis verdict on ``board`` for positions with
-    at most ``solve`` megaliths left (0: none): its transposition table (the largest power of
-    two of entries within :data:`~carnac_env.analysis.solved.SOLVE_TABLE_MB` MiB), the engine
-    state with one slot per ply (``2 * solve + 3`` slots, measured on
-    :func:`carnac_env.batch.state.new_state` itself) and its move lists."""
-    if solve <= 0:
-        return 0
+    at most ``solve`` megaliths left (0: none), with the analysis's table of
+    :data:`~carnac_env.analysis.solved.SOLVE_TABLE_MB` MiB
+    (:func:`carnac_env.agents.memory.solver_bytes`)."""
     from carnac_env.analysis.solved import SOLVE_TABLE_MB
-    from carnac_env.batch.state import new_state
-    from carnac_env.solve.alphabeta import ENTRY_BYTES
 
-    entries = 1
-    while entries * 2 * ENTRY_BYTES <= SOLVE_TABLE_MB << 20:
-        entries *= 2
-    plies = 2 * solve + 3
-    slots = sum(int(getattr(part, "nbytes", 0)) for part in new_state(board, plies)[1])
-    return entries * ENTRY_BYTES + slots + plies * board.num_actions * 4
+    return solver_bytes(board, solve, SOLVE_TABLE_MB)
 
 
 def analysis_need(board: Board, sims: int, lanes: int = 8, batch: int = 32, solve: int = 0) -> Need:
@@ -286,9 +245,9 @@ def analysis_need(board: Board, sims: int, lanes: int = 8, batch: int = 32, solv
     each with a new search's first arrays, which never grow (a pass makes no simulation), plus
     the exact solver's verdicts where it solves (``solve`` megaliths left, :func:`solve_need`;
     they run one at a time, after the search)."""
-    nodes, edges = move_capacity(sims, board) if sims else _first(board)
-    first = sized(board, *_first(board), lanes)
+    nodes, edges = move_capacity(sims, board) if sims else first_room(board)
+    first = sized(board, *first_room(board), lanes)
     kept = sized(board, nodes, edges, lanes)
     search = kept + first + SEARCH_OVERHEAD
-    raw = sized(board, *_first(board), 1, trees=batch)
+    raw = sized(board, *first_room(board), 1, trees=batch)
     return Need(nodes, edges, 0, search + raw + SEARCH_OVERHEAD + solve_need(board, solve))

@@ -72,7 +72,9 @@ __all__ = [
     "MAX_TABLE_MB",
     "Solution",
     "clear_table",
+    "free_tables",
     "margin_scale",
+    "memory_bytes",
     "position_hash",
     "solve",
 ]
@@ -348,13 +350,31 @@ def _tables(board: Board, table_mb: int) -> _Tables:
     # of the margin search (its values are not the result search's).
     extra = rng.integers(0, 2**63, size=8 + squares + board.megaliths + 2, dtype=np.uint64) * np.uint64(2)
     table = (
-        np.zeros(entries, dtype=np.uint64),
-        np.full(entries, -1, dtype=np.int32),
-        np.zeros(entries, dtype=np.int16),
-        np.zeros(entries, dtype=np.int8),
+        _mapped(entries, np.uint64),
+        _mapped(entries, np.int32, -1),
+        _mapped(entries, np.int16),
+        _mapped(entries, np.int8),
     )
     kept = _LOCAL.tables = _Tables(board, entries, table, zobrist, extra)
     return kept
+
+
+def _mapped(entries: int, dtype: type, fill: int = 0) -> np.ndarray:
+    """An array of ``entries`` zeros (or ``fill``) in memory mapped for it alone: freed, it goes
+    back to the system at once (the allocator would keep a freed table of a thread for itself)."""
+    import mmap
+
+    array = np.frombuffer(mmap.mmap(-1, max(1, entries * np.dtype(dtype).itemsize)), dtype=dtype, count=entries)
+    if fill:
+        array.fill(fill)
+    return array
+
+
+def free_tables() -> None:
+    """Free this thread's transposition table and per-ply arrays (:func:`solve` keeps them
+    between calls): the next solve in this thread makes new ones. A server that solves in a
+    pool of threads calls it after each piece of work, so no idle thread holds a table."""
+    _LOCAL.__dict__.clear()
 
 
 def clear_table() -> None:
@@ -366,6 +386,18 @@ def clear_table() -> None:
         keys, best_moves, _, _ = kept.table
         keys[:] = 0
         best_moves[:] = -1
+
+
+def memory_bytes(board: Board, max_megaliths_left: int, table_mb: int) -> int:
+    """The most bytes :func:`solve` holds in a thread for positions on ``board`` with at most
+    ``max_megaliths_left`` megaliths left and a table of ``table_mb`` MiB (kept until
+    :func:`free_tables`): the table, the Zobrist keys, and one engine slot (measured on
+    :func:`~carnac_env.batch.state.new_state` itself), one row of moves, one frame and one hash
+    per ply. A server counts it for the work that solves."""
+    plies = 2 * max_megaliths_left + 3
+    slots = sum(int(getattr(part, "nbytes", 0)) for part in new_state(board, plies)[1])
+    keys = (board.squares * _CONTENTS + 10 + board.squares + board.megaliths) * 8
+    return _entries(table_mb) * ENTRY_BYTES + keys + slots + plies * (board.num_actions * 4 + _FRAME * 8 + 8)
 
 
 class _Work(NamedTuple):
