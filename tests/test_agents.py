@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -474,3 +476,39 @@ def test_each_option_default_is_written_once(cls) -> None:
         assert parameters[key].default == option.default == getattr(agent, key)
         assert f"{key}={option.text(option.default)}" in table
     assert agent.spec == cls.name  # every option at its default: the bare name
+
+
+def test_the_registry_lists_every_built_in_once_in_its_order_with_no_import_side_effect() -> None:
+    """The table in agents/registry.py is the one place that names the built-ins and their
+    order: a fresh interpreter that imports only the registry sees all of them, and each entry's
+    class carries that name."""
+    code = (
+        "from carnac_env.agents.registry import BUILTIN, agent_names, builtin\n"
+        "import sys\n"
+        "print(agent_names(), [m for m in ('carnac_env.agents.az', 'carnac_env.agents.mcts') if m in sys.modules])\n"
+        "print([builtin(n).name for n in agent_names()])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    names, loaded = done.stdout.splitlines()
+    assert names == "['random', 'greedy', 'mcts', 'az'] []"
+    assert loaded == "['random', 'greedy', 'mcts', 'az']"
+
+
+def test_an_agent_registered_at_run_time_follows_the_built_ins_and_cannot_take_their_names() -> None:
+    from carnac_env.agents import registry
+
+    class Toy(RandomAgent):
+        name = "toy-agent-for-the-registry-test"
+
+    try:
+        registry.register(Toy)
+        assert registry.agent_names()[-1] == Toy.name and registry.builtin(Toy.name) is Toy
+        assert isinstance(make(f"{Toy.name}", seed=1), Toy)
+    finally:
+        registry._REGISTERED.pop(Toy.name, None)
+
+    class Impostor(RandomAgent):
+        name = "greedy"
+
+    with pytest.raises(ValueError, match="built-in"):
+        registry.register(Impostor)

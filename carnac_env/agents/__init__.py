@@ -11,7 +11,7 @@ it in a spec by its import path (``mypackage.agents.MyAgent:depth=3``).
 The modules, each with one job: :mod:`~carnac_env.agents.protocol` (what an agent is, and
 :func:`observe` for learned agents), :mod:`~carnac_env.agents.base` (the built-in agents' base
 class and their options, each declared once), :mod:`~carnac_env.agents.registry` (the
-built-in names), :mod:`~carnac_env.agents.specs` (spec strings and :func:`make`),
+built-in names and their listing order, one table), :mod:`~carnac_env.agents.specs` (spec strings and :func:`make`),
 :mod:`~carnac_env.agents.user_code` (the guard before an agent named by an import path is
 built) and :mod:`~carnac_env.agents.listing` (the help tables); then one module per agent.
 """
@@ -24,8 +24,6 @@ from carnac_env.agents.protocol import Agent, FunctionAgent, game_of, model_reco
 from carnac_env.agents.random_agent import RandomAgent
 from carnac_env.agents.registry import agent_names, register
 from carnac_env.agents.specs import make, parse_spec
-
-from carnac_env.agents import az as _az  # noqa: F401  # isort: skip  (registers "az", after the others)
 
 __all__ = [
     "Agent",

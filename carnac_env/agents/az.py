@@ -48,7 +48,6 @@ import numpy as np
 from carnac_env.agents.base import SeededAgent, option
 from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, TABLE_MB, solver_move
 from carnac_env.agents.memory import Need, solver_bytes, tree_need
-from carnac_env.agents.registry import register
 from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
@@ -77,7 +76,6 @@ def check_board(net: PolicyValueNet, state: GameState | Board) -> None:
         )
 
 
-@register
 class AZAgent(SeededAgent):
     """Search over a policy-value network; see the module docstring for the options."""
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 
 from carnac_env.agents.base import SeededAgent
-from carnac_env.agents.registry import register
 from carnac_env.batch import BatchGame
 from carnac_env.batch.state import new_state
 from carnac_env.core.boards import Board
@@ -157,7 +156,6 @@ def engine_action_values(engine: BatchGame, index: int, slots: _Slots | None = N
     return [(float(v), int(a)) for v, a in zip(slots.values[:count], slots.actions[:count])]
 
 
-@register
 class GreedyAgent(SeededAgent):
     """One-move lookahead on :func:`evaluate`, minimax over the opponent's tilt/decline reply."""
 

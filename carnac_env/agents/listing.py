@@ -14,9 +14,6 @@ from carnac_env.agents.registry import agent_names, builtin
 
 __all__ = ["agent_table", "describe_agents"]
 
-#: The order of :func:`agent_table` (weakest first); agents registered later follow.
-LISTING_ORDER = ("random", "greedy", "mcts", "az")
-
 USER_AGENT = (
     "your own agent: an import path to a class with act(state), an agent object or a function state -> action, "
     "options as keyword arguments (your.module.Class:depth=3); importing it runs its code"
@@ -55,10 +52,7 @@ def agent_table(*, options: bool = True, width: int = 100) -> str:
             )
         )
 
-    def rank(name: str) -> int:
-        return LISTING_ORDER.index(name) if name in LISTING_ORDER else len(LISTING_ORDER)
-
-    for name in sorted(agent_names(), key=rank):
+    for name in agent_names():
         known = _defaults(name)
         description = builtin(name).description
         if options or not known:

@@ -48,7 +48,6 @@ from typing import Any
 from carnac_env.agents.base import SeededAgent, option
 from carnac_env.agents.endgame import MAX_SOLVE, SOLVE_HELP, TABLE_MB, solver_move
 from carnac_env.agents.memory import Need, solver_bytes, tree_need
-from carnac_env.agents.registry import register
 from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
@@ -56,7 +55,6 @@ from carnac_env.search import PUCT, UCT, Mixed, Network, Playouts, Search
 from carnac_env.search.evaluators import PLAYOUT_POLICIES
 
 
-@register
 class MCTSAgent(SeededAgent):
     """Monte Carlo tree search; see the module docstring for the options.
 

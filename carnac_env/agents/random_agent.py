@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from carnac_env.agents.base import SeededAgent
-from carnac_env.agents.registry import register
 from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 
 
-@register
 class RandomAgent(SeededAgent):
     """Picks uniformly among the legal actions (placements: every empty square times the 4
     orientations; responses: each legal tilt and decline). The same seed gives the same moves."""
