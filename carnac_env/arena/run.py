@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from carnac_env._files import lock_folder
+from carnac_env._files import lock_folder, write_text
 from carnac_env._version import __version__
 from carnac_env.agents import make, model_record
 from carnac_env.agents.warmup import warm_up
@@ -258,12 +258,12 @@ TEST_HOLD_VARIABLE = "CARNAC_TEST_HOLD_AFTER"
 def _test_hold() -> tuple[int, str] | None:
     value = os.environ.get(TEST_HOLD_VARIABLE, "")
     count, _, path = value.partition(":")
-    return (int(count), path) if count.isdigit() and path else None
+    return (int(count), path) if count.isascii() and count.isdigit() and path else None
 
 
 def _hold(path: str) -> None:
     """Say (by writing ``path``) that the run is held, then wait to be stopped."""
-    Path(path).write_text(str(os.getpid()), encoding="utf-8")
+    write_text(path, str(os.getpid()))  # through _files like every write: never a device or a link
     while True:
         time.sleep(1)
 
