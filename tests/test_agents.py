@@ -8,13 +8,15 @@ import sys
 
 import numpy as np
 import pytest
+from _greedy_reference import evaluate as reference_evaluate
+from _greedy_reference import reference_action_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import carnac_env
 from carnac_env.agents import GreedyAgent, MCTSAgent, RandomAgent, evaluate, make, parse_spec
 from carnac_env.agents.az import AZAgent
-from carnac_env.agents.greedy import action_values, engine_action_values, reference_action_values
+from carnac_env.agents.greedy import action_values, engine_action_values
 from carnac_env.batch import BatchGame
 from carnac_env.batch.rng import seed_state
 from carnac_env.core.boards import BOARDS
@@ -229,8 +231,10 @@ def test_compiled_greedy_values_equal_the_reference_bit_for_bit(board: str) -> N
             assert action_values(state) == expected
             engine.set_state(0, state)
             assert engine_action_values(engine, 0) == expected
+            assert [evaluate(state, p) for p in (0, 1)] == [reference_evaluate(state, p) for p in (0, 1)]
             state.apply(rng.choice(state.legal_actions()))
     assert action_values(state) == []  # a finished game has no action
+    assert [evaluate(state, p) for p in (0, 1)] == [reference_evaluate(state, p) for p in (0, 1)]  # the WIN term
 
 
 def test_playout_responses_are_uniform_over_the_legal_ones() -> None:

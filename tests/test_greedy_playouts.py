@@ -8,9 +8,9 @@ import random
 
 import numpy as np
 import pytest
+from _greedy_reference import reference_action_values
 
 from carnac_env.agents import MCTSAgent, make
-from carnac_env.agents.greedy import reference_action_values
 from carnac_env.batch import BatchGame
 from carnac_env.batch.rng import seed_state
 from carnac_env.batch.rules import legal_actions

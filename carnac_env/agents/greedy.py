@@ -19,11 +19,12 @@ after a decline (the opponent answers to hurt; a one-ply minimax). To respond, i
 each legal tilt and declining and keeps the best. Ties among equal values go to a seeded
 random choice.
 
-:func:`evaluate` and :func:`reference_action_values` are the definition, in Python on the rules
-core. What plays is their compiled form (:func:`action_values`, numba, on the batched engine's
-state, in :mod:`carnac_env.search.lookahead`: about 30x faster), which the ``mcts`` agent's root
-ranking, its greedy playouts and the trainer's bootstrap games also use; tests/test_agents.py
-checks that both give the same values, bit for bit, on random positions of every board.
+:func:`evaluate` and :func:`action_values` are computed once, compiled
+(:mod:`carnac_env.search.lookahead`, numba, on the batched engine's state), the same code the
+``mcts`` agent's root ranking, its greedy playouts and the trainer's bootstrap games use. The
+tests keep a second statement of the heuristic in plain Python on the rules core
+(tests/_greedy_reference.py) and check that both give the same values, bit for bit, on random
+positions of every board.
 """
 
 from __future__ import annotations
@@ -32,91 +33,11 @@ import numpy as np
 
 from carnac_env.agents.base import SeededAgent
 from carnac_env.batch import BatchGame
-from carnac_env.batch.state import new_state
+from carnac_env.batch.rules import load_game
+from carnac_env.batch.state import game_fields, new_state
 from carnac_env.core.boards import Board
-from carnac_env.core.game import OVER, RED, RESPOND, WHITE, GameState
-from carnac_env.core.scoring import groups
-from carnac_env.search.lookahead import DOLMEN, PARTIAL, WIN, action_values_slot
-
-
-def evaluate(state: GameState, player: int) -> float:
-    """The static evaluation of ``state`` for ``player`` (0 Red, 1 White); see the module docstring.
-
-    The groups come from the core's scoring (:func:`carnac_env.core.scoring.groups`).
-    """
-    board = state.board
-    total = 0.0
-    for colour in (RED, WHITE):
-        sign = 1.0 if colour == player + 1 else -1.0
-        for group in groups(board, state.cells, colour):
-            total += sign * group_value(state, group)
-    if state.phase == OVER:
-        total += WIN * state.result().reward(player)
-    return total
-
-
-def group_value(state: GameState, group: list[int]) -> float:
-    """What one colour group of ``state`` is worth to its owner: ``DOLMEN + size`` for a
-    dolmen, ``PARTIAL * (size / (min_dolmen - 1)) ** 2`` for a smaller group that touches an
-    empty square, else 0."""
-    board = state.board
-    size = len(group)
-    if size >= board.min_dolmen:
-        return DOLMEN + size
-    kinds, neighbours = state.kinds, board.neighbours
-    if any(not kinds[other] for square in group for other in neighbours[square]):
-        return PARTIAL * (size / max(board.min_dolmen - 1, 1)) ** 2
-    return 0.0
-
-
-class _Evaluations:
-    """:func:`evaluate` for one player, remembered by position: the four orientations of a
-    placement share their tilt outcomes and their decline, so about half the evaluations
-    of :func:`action_values` repeat. The evaluation reads only the squares and whether the
-    game is over, so that is the key."""
-
-    def __init__(self, player: int) -> None:
-        self.player = player
-        self.known: dict[tuple[bytes, bytes, bool], float] = {}
-
-    def __call__(self, state: GameState) -> float:
-        key = (bytes(state.cells), bytes(state.kinds), state.phase == OVER)
-        value = self.known.get(key)
-        if value is None:
-            value = self.known[key] = evaluate(state, self.player)
-        return value
-
-
-def response_values(state: GameState, player: int, value_of: _Evaluations | None = None) -> list[tuple[float, int]]:
-    """``(value for player, action)`` for each legal response (tilts, then decline) in the
-    ``RESPOND`` phase of ``state``."""
-    value_of = value_of or _Evaluations(player)
-    out = []
-    for action in state.legal_actions():
-        after = state.copy()
-        after.apply_unchecked(action)
-        out.append((value_of(after), action))
-    return out
-
-
-def reference_action_values(state: GameState) -> list[tuple[float, int]]:
-    """``(value, action)`` for every legal action of the player to act, as greedy sees it:
-    after a placement the opponent's most harmful response is assumed (see the module
-    docstring). The reference, in Python; :func:`action_values` is the same, compiled."""
-    player = state.to_act
-    value_of = _Evaluations(player)
-    if state.phase == RESPOND:
-        return response_values(state, player, value_of)
-    out = []
-    for action in state.legal_actions():
-        after = state.copy()
-        after.apply_unchecked(action)
-        if after.phase == RESPOND:
-            value = min(v for v, _ in response_values(after, player, value_of))
-        else:
-            value = value_of(after)
-        out.append((value, action))
-    return out
+from carnac_env.core.game import GameState
+from carnac_env.search.lookahead import action_values_slot, evaluate_slot
 
 
 class _Slots:
@@ -127,20 +48,36 @@ class _Slots:
         self.work, _ = new_state(board, 2)
         self.actions = np.zeros(board.num_actions, np.int32)
         self.values = np.zeros(board.num_actions, np.float64)
+        self.one, _ = new_state(board, 1)  # a one-game state for evaluate (any position)
+        self.seen = np.zeros(board.squares, np.bool_)
+        self.members = np.empty(board.squares + 1, np.int32)
 
 
 _SLOTS: dict = {}
 
 
+def _slots_for(board) -> _Slots:
+    slots = _SLOTS.get(board)
+    if slots is None:
+        slots = _SLOTS[board] = _Slots(board)
+    return slots
+
+
+def evaluate(state: GameState, player: int) -> float:
+    """The static evaluation of ``state`` for ``player`` (0 Red, 1 White); see the module
+    docstring. Computed by the compiled lookahead's own evaluation
+    (:func:`carnac_env.search.lookahead.evaluate_slot`), the one that plays."""
+    slots = _slots_for(state.board)
+    load_game(slots.one, 0, *game_fields(state, lying=False))  # a finished game too (set_state takes none)
+    return float(evaluate_slot(slots.one, 0, int(player), slots.seen, slots.members))
+
+
 def action_values(state: GameState) -> list[tuple[float, int]]:
     """``(value, action)`` for every legal action of the player to act in ``state``, as greedy
-    sees it (see the module docstring), compiled; the same values as
-    :func:`reference_action_values`."""
+    sees it (see the module docstring), compiled."""
     if state.is_over:
         return []
-    slots = _SLOTS.get(state.board)
-    if slots is None:
-        slots = _SLOTS[state.board] = _Slots(state.board)
+    slots = _slots_for(state.board)
     slots.engine.set_state(0, state)
     return engine_action_values(slots.engine, 0, slots)
 
@@ -148,10 +85,7 @@ def action_values(state: GameState) -> list[tuple[float, int]]:
 def engine_action_values(engine: BatchGame, index: int, slots: _Slots | None = None) -> list[tuple[float, int]]:
     """:func:`action_values` of game ``index`` of a :class:`~carnac_env.batch.BatchGame` (no
     ``GameState`` is built)."""
-    if slots is None:
-        slots = _SLOTS.get(engine.board)
-        if slots is None:
-            slots = _SLOTS[engine.board] = _Slots(engine.board)
+    slots = slots or _slots_for(engine.board)
     count = action_values_slot(engine.kernel, int(index), slots.work, slots.actions, slots.values)
     return [(float(v), int(a)) for v, a in zip(slots.values[:count], slots.actions[:count])]
 
