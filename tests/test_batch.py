@@ -3,7 +3,7 @@
 The differential tests play random games in a BatchGame and, in lockstep, one core
 GameState per slot (the shared harness of tests/_lockstep.py), comparing masks,
 observations, players, rewards and (periodically) the whole state after every step.
-Hand-built positions from tests/test_rules.py are loaded into batch slots with
+Hand-built positions like those of tests/rules/ are loaded into batch slots with
 ``set_state`` and played the same way. The default suite plays a few
 hundred games per official board; the ``slow`` tests play 10,000 per board.
 """
@@ -197,7 +197,8 @@ FULL_SMALL = "rrwwrrWR\nwwrrwwRW\nrrwwrrWR\nwwrrwwRW\nrrRW.RWR"
 
 
 def edge_positions() -> list[tuple[str, GameState, list[int]]]:
-    """The hand-built positions of tests/test_rules.py, with the moves played there."""
+    """Hand-built positions like those of tests/rules/ (which check the rules on every engine), with
+    moves, compared here in lockstep with the core: masks, observations and rewards too."""
     cases = []
     five = make_board("custom", rows=5, cols=5)
     for o in range(4):
@@ -253,7 +254,7 @@ def test_edge_positions_match_the_core(case) -> None:
 
 
 def test_full_small_board_from_play_matches_the_core() -> None:
-    """The real small board filled up by tilts east, with megaliths left (test_rules' line)."""
+    """The real small board filled up by tilts east, with megaliths left (as in tests/rules/)."""
     state = GameState("small")
     b = state.board
     actions = []
