@@ -50,3 +50,13 @@ def test_the_edges_replay_bit_for_bit(kind: str, recwarn: pytest.WarningsRecorde
     assert set(now) == set(stored)
     for name in stored:
         assert now[name] == stored[name], f"{name}: " + first_difference(stored[name], now[name])
+
+
+def test_the_two_learner_envs_share_one_step() -> None:
+    """The Gymnasium env and the self-play env are thin over one reset and one step."""
+    from carnac_env.envs.gym import CarnacEnv
+    from carnac_env.envs.learner import LearnerEnv
+    from carnac_env.envs.selfplay import SelfPlayEnv
+
+    for name in ("reset", "step", "_play_opponent", "_observe", "_info", "action_masks", "render", "close"):
+        assert getattr(CarnacEnv, name) is getattr(SelfPlayEnv, name) is getattr(LearnerEnv, name), name
