@@ -38,109 +38,48 @@ import numpy as np
 
 GOLDEN = Path(__file__).resolve().parent / "episodes.json"
 
-#: Each case: the env ("gym" or "selfplay"), its options, the seeds of its resets (``None``: an
-#: unseeded reset, which goes on with the env's generator), the learner's seed and how often
-#: (in percent) the learner picks an action the mask forbids.
+
+def case(kind: str, resets: list[int | None], /, illegal: int = 0, reset_options: Any = None, **options: Any) -> dict:
+    """A case: the env ``kind`` (``"gym"`` or ``"selfplay"``) and its options, the seeds of its resets
+    (``None``: an unseeded reset, which goes on with the env's generator), how often (in percent)
+    the learner picks an action the mask forbids, and the options of every reset."""
+    out = {"env": kind, "options": options, "resets": resets}
+    if illegal:
+        out["illegal"] = illegal
+    if reset_options is not None:
+        out["reset_options"] = reset_options
+    return out
+
+
 CASES: dict[str, dict[str, Any]] = {
-    "gym-small-random-seat0": {"env": "gym", "options": {"board": "small"}, "resets": [0, None, None]},
-    "gym-small-random-seat1": {"env": "gym", "options": {"board": "small", "seat": 1}, "resets": [1, None]},
-    "gym-small-random-seatrandom": {
-        "env": "gym",
-        "options": {"board": "small", "seat": "random"},
-        "resets": [2, None, None, 3],
-    },
-    "gym-medium-greedy-seatrandom": {
-        "env": "gym",
-        "options": {"board": "medium", "opponent": "greedy", "seat": "random"},
-        "resets": [4, None],
-    },
-    "gym-small-mcts-seat1": {
-        "env": "gym",
-        "options": {"board": "small", "opponent": "mcts:sims=12", "seat": 1},
-        "resets": [5],
-    },
-    "gym-small-lose": {
-        "env": "gym",
-        "options": {"board": "small", "seat": "random"},
-        "resets": [6, None, None, None],
-        "illegal": 15,
-    },
-    "gym-small-raise": {
-        "env": "gym",
-        "options": {"board": "small", "opponent": "greedy", "illegal_action": "raise"},
-        "resets": [7, None],
-        "illegal": 20,
-    },
-    "gym-small-image-mask": {
-        "env": "gym",
-        "options": {"board": "small", "observation": "image", "mask_in_observation": True, "seat": 1},
-        "resets": [8],
-    },
-    "gym-petit-planes-mask-rules": {
-        "env": "gym",
-        "options": {"board": "petit_menec", "mask_in_observation": True, "megaliths": 10, "seat": "random"},
-        "resets": [9, None],
-    },
-    "gym-medium-image-scale": {
-        "env": "gym",
-        "options": {"board": "medium", "observation": "image", "image_scale": 2, "opponent": "greedy"},
-        "resets": [10],
-    },
-    "gym-small-moves": {
-        "env": "gym",
-        "options": {"board": "small", "seat": 1},
-        "resets": [11],
-        "reset_options": {"moves": ["c3 Rns"], "seat": 0},
-    },
-    "selfplay-small-alternate": {"env": "selfplay", "options": {"env": "small"}, "resets": [0, None, None, None]},
-    "selfplay-small-random-seat": {
-        "env": "selfplay",
-        "options": {"env": "small", "seat": "random", "opponent": "greedy"},
-        "resets": [1, None, None],
-    },
-    "selfplay-medium-seat1-mcts": {
-        "env": "selfplay",
-        "options": {"env": "medium", "seat": 1, "opponent": "mcts:sims=8"},
-        "resets": [2],
-    },
-    "selfplay-wrapped-aec-seat0": {
-        "env": "selfplay",
-        "options": {"env": "wrapped:small", "seat": 0},
-        "resets": [3, None],
-    },
-    "selfplay-raw-aec-policy": {
-        "env": "selfplay",
-        "options": {"env": "raw:small", "opponent": "policy:last"},
-        "resets": [4, None],
-    },
-    "selfplay-pool": {
-        "env": "selfplay",
-        "options": {"env": "small", "opponent": "pool", "seat": "random"},
-        "resets": [5, None, None, None, None],
-    },
-    "selfplay-lose": {"env": "selfplay", "options": {"env": "small"}, "resets": [6, None, None, None], "illegal": 15},
-    "selfplay-raise": {
-        "env": "selfplay",
-        "options": {"env": "small", "illegal_action": "raise", "opponent": "greedy"},
-        "resets": [7, None],
-        "illegal": 20,
-    },
-    "selfplay-image-mask-policy": {
-        "env": "selfplay",
-        "options": {"env": "small", "observation": "image", "mask_in_observation": True, "opponent": "policy:first"},
-        "resets": [8, None],
-    },
-    "selfplay-petit-planes-mask-rules": {
-        "env": "selfplay",
-        "options": {"env": "petit_menec", "mask_in_observation": True, "megaliths": 10, "seat": "random"},
-        "resets": [9, None],
-    },
-    "selfplay-moves": {
-        "env": "selfplay",
-        "options": {"env": "small"},
-        "resets": [10, None],
-        "reset_options": {"moves": ["c3 Rns"], "seat": 1},
-    },
+    "gym-small-random-seat0": case("gym", [0, None, None], board="small"),
+    "gym-small-random-seat1": case("gym", [1, None], board="small", seat=1),
+    "gym-small-random-seatrandom": case("gym", [2, None, None, 3], board="small", seat="random"),
+    "gym-medium-greedy-seatrandom": case("gym", [4, None], board="medium", opponent="greedy", seat="random"),
+    "gym-small-mcts-seat1": case("gym", [5], board="small", opponent="mcts:sims=12", seat=1),
+    "gym-small-lose": case("gym", [6, None, None, None], 15, board="small", seat="random"),
+    "gym-small-raise": case("gym", [7, None], 20, board="small", opponent="greedy", illegal_action="raise"),
+    "gym-small-image-mask": case("gym", [8], board="small", observation="image", mask_in_observation=True, seat=1),
+    "gym-petit-planes-mask-rules": case(
+        "gym", [9, None], board="petit_menec", mask_in_observation=True, megaliths=10, seat="random"
+    ),
+    "gym-medium-image-scale": case("gym", [10], board="medium", observation="image", image_scale=2, opponent="greedy"),
+    "gym-small-moves": case("gym", [11], reset_options={"moves": ["c3 Rns"], "seat": 0}, board="small", seat=1),
+    "selfplay-small-alternate": case("selfplay", [0, None, None, None], env="small"),
+    "selfplay-small-random-seat": case("selfplay", [1, None, None], env="small", seat="random", opponent="greedy"),
+    "selfplay-medium-seat1-mcts": case("selfplay", [2], env="medium", seat=1, opponent="mcts:sims=8"),
+    "selfplay-wrapped-aec-seat0": case("selfplay", [3, None], env="wrapped:small", seat=0),
+    "selfplay-raw-aec-policy": case("selfplay", [4, None], env="raw:small", opponent="policy:last"),
+    "selfplay-pool": case("selfplay", [5, None, None, None, None], env="small", opponent="pool", seat="random"),
+    "selfplay-lose": case("selfplay", [6, None, None, None], 15, env="small"),
+    "selfplay-raise": case("selfplay", [7, None], 20, env="small", illegal_action="raise", opponent="greedy"),
+    "selfplay-image-mask-policy": case(
+        "selfplay", [8, None], env="small", observation="image", mask_in_observation=True, opponent="policy:first"
+    ),
+    "selfplay-petit-planes-mask-rules": case(
+        "selfplay", [9, None], env="petit_menec", mask_in_observation=True, megaliths=10, seat="random"
+    ),
+    "selfplay-moves": case("selfplay", [10, None], reset_options={"moves": ["c3 Rns"], "seat": 1}, env="small"),
 }
 
 
