@@ -281,6 +281,8 @@ class SelfPlayEnv(LearnerEnv):
 
     # ----------------------------------------------------------------- the game's seat and opponent
     def _before_reset(self) -> None:
+        """An empty pool is refused before anything changes; from here a failed reset (a bad
+        move list) leaves the env needing another reset."""
         if self.opponent_pool is not None and not len(self.opponent_pool):
             raise CarnacError("the opponent pool is empty; give it members or add() one before reset()")
         self._needs_reset = True
