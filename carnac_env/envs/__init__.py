@@ -6,6 +6,7 @@
 :mod:`~.gym`                the single-agent Gymnasium env (``carnac_env/Carnac-v0``)
 :mod:`~.vector`             the Gymnasium vector env, on the batched engine (``make_vec``)
 :mod:`~.selfplay`           the AEC env as a single-agent self-play env, with an opponent pool
+:mod:`~.learner`            the learner's reset and step, shared by ``gym`` and ``selfplay``
 :mod:`~.registration`       the Gymnasium id, registered when Gymnasium loads
 :mod:`~.rllib`              the AEC env under RLlib's observation keys
 :mod:`~.openspiel`          the OpenSpiel game ``python_carnac``
@@ -18,8 +19,9 @@
 Inside the layer, from the bottom: ``options``, ``spaces``, ``infos``, ``opponents`` (which
 builds agents, a layer below), ``registration`` (its entry points are strings) and
 ``openspiel`` import no other module of the layer; ``wrappers`` imports ``options``; ``aec``
-imports ``infos``, ``options``, ``spaces`` and ``wrappers``; ``rllib`` imports ``aec``; ``gym``
-and ``selfplay`` import ``aec`` and the shared modules; ``vector`` imports the shared modules only (it plays on
+imports ``infos``, ``options``, ``spaces`` and ``wrappers``; ``rllib`` imports ``aec``;
+``learner`` imports ``aec`` and the shared modules; ``gym`` and ``selfplay`` import ``learner``,
+``aec`` and the shared modules; ``vector`` imports the shared modules only (it plays on
 :class:`~carnac_env.batch.BatchGame`, and its opponents act on a
 :class:`~carnac_env.core.game.GameState`). No circles. Each adapter uses another only through
 public names: the AEC env's ``tracker``, ``play_legal`` and ``forfeit``, the batched engine's

@@ -37,7 +37,8 @@ The env plays its game on an inner AEC env (:class:`carnac_env.envs.aec.raw_env`
 that env's public API: each step checks the learner's action once, against the AEC env's
 observation tracker (:attr:`~carnac_env.envs.aec.raw_env.tracker`), plays it with
 :meth:`~carnac_env.envs.aec.raw_env.play_legal`, and reads the learner's observation and mask
-from the tracker.
+from the tracker. The step itself is the learner envs' one step
+(:class:`carnac_env.envs.learner.LearnerEnv`), which the self-play env shares.
 
 ``observation="image"`` lays the same planes out as an image, channels first: uint8, a 0/1
 plane as 0/255, the supply plane as ``255 * supply // megaliths``, and each square drawn as a
@@ -77,33 +78,18 @@ opponent that fails during ``reset`` leaves the env needing another ``reset``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-import gymnasium as gym
-import numpy as np
-from gymnasium import spaces
-
-from carnac_env import _checks
 from carnac_env.core.boards import Board, make_board
-from carnac_env.core.game import GameState
-from carnac_env.envs.aec import AGENTS, raw_env
-from carnac_env.envs.infos import GymInfo, learner_info
+from carnac_env.envs.aec import raw_env
+from carnac_env.envs.learner import LearnerEnv
 from carnac_env.envs.opponents import make_opponent
-from carnac_env.envs.options import (
-    ENV_OPTIONS,
-    ILLEGAL_ACTION_MODES,
-    check_options,
-    check_seat,
-    check_seed,
-    moves_option,
-)
-from carnac_env.envs.spaces import OBSERVATION_LAYOUTS, default_image_scale, learner_observation, learner_space
-from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.envs.options import ENV_OPTIONS, SEATS, check_options, check_seat
 
 __all__ = ["CarnacEnv"]
 
 
-class CarnacEnv(gym.Env):
+class CarnacEnv(LearnerEnv):
     """The single-agent Carnac environment; see the module docstring.
 
     Args:
@@ -126,7 +112,8 @@ class CarnacEnv(gym.Env):
         CarnacError: a bad board, rules option, seat, opponent, render mode or observation layout.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
+    _SEATS = SEATS
+    _RESET_NEEDED = "the last reset() failed (the opponent raised); call reset() before step()"
 
     def __init__(
         self,
@@ -142,149 +129,23 @@ class CarnacEnv(gym.Env):
     ) -> None:
         check_options(rules, ENV_OPTIONS, "carnac_env/Carnac-v0")
         self.board = make_board(board, **rules)
-        illegal_action = _checks.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
-        observation = _checks.choice("observation", observation, OBSERVATION_LAYOUTS)
-        self.mask_in_observation = _checks.flag("mask_in_observation", mask_in_observation)
-        if image_scale is not None:
-            image_scale = _checks.whole("image_scale", image_scale, 1, 64)
-        self.observation_layout = observation
-        self.image_scale = default_image_scale(self.board) if image_scale is None else image_scale
+        self._learner_options(illegal_action, observation, image_scale, mask_in_observation)
         self._needs_reset = False
-        self.illegal_action = illegal_action
-        self._forfeit: str | None = None
         self.seat_option = check_seat(seat)
         self.opponent = make_opponent(opponent, seed=0)
-        self.aec = raw_env(board=self.board, render_mode=render_mode)
+        self.aec = self._raw = raw_env(board=self.board, render_mode=render_mode)
         self.render_mode = render_mode
-        self.observation_space = learner_space(self.board, observation, self.image_scale, self.mask_in_observation)
-        self.action_space = spaces.Discrete(self.board.num_actions)
         self.seat = 0 if seat == "random" else int(seat)
 
-    @property
-    def game(self) -> GameState:
-        """The live core :class:`~carnac_env.core.game.GameState` (read it; do not change it)."""
-        return self.aec.game
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, GymInfo]:
-        """Start a game: pick the seat, re-seed the opponent, play its moves until the learner acts.
-
-        ``options`` may hold ``"moves"`` (as :meth:`carnac_env.envs.aec.raw_env.reset`: a list of
-        moves or a GameRecord played first) and ``"seat"`` (0 or 1, this game only).
-
-        Raises:
-            CarnacError: a bad seed or option (nothing changes); or the opponent failed while
-                playing its opening moves (then ``reset`` must be called again).
-        """
-        seed = check_seed(seed)
-        if options is not None and not isinstance(options, dict):
-            raise CarnacError(f"options={options!r}; expected a dict with 'moves' and/or 'seat', or None")
-        options = dict(options or {})
-        seat = check_seat(options.pop("seat", self.seat_option))
-        unknown = sorted(set(options) - {"moves"})
-        if unknown:
-            raise CarnacError(f"unknown reset option(s) {unknown}; expected 'moves' and/or 'seat'")
-        moves_option(options)
-        self.aec.reset(options=options or None)  # checks the moves before anything else changes
-        super().reset(seed=seed)
-        if seed is not None:
-            self.action_space.seed(seed)
+    def _start_game(self, seat: int | str, seed: int | None) -> None:
+        """The seat (``"random"``: drawn from the env's generator), then the opponent's seed."""
         self.seat = int(self.np_random.integers(2)) if seat == "random" else int(seat)
         opponent_seed = int(self.np_random.integers(2**31))
         if hasattr(self.opponent, "reset"):
             self.opponent.reset(opponent_seed)
-        self._forfeit = None
-        self._needs_reset = True
-        self._play_opponent()
-        self._needs_reset = False
-        return self._observe(), self._info()
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, GymInfo]:
-        """Play the learner's ``action``, then the opponent's moves until the learner acts again.
+    def _play(self, move: int) -> None:
+        self._raw.play_legal(move)  # checked once, by the caller
 
-        Raises:
-            IllegalActionError: the action is illegal now (nothing changes).
-            CarnacError: the game is over (call ``reset``).
-        """
-        game = self.aec.game
-        if self._needs_reset:
-            raise CarnacError("the last reset() failed (the opponent raised); call reset() before step()")
-        if game.is_over or self._forfeit is not None:
-            raise CarnacError("the game is over; call reset() before step()")
-        action = self._as_action(action)
-        if not self.aec.tracker.is_legal(action):  # the one legality check of this step
-            message = (
-                f"learner ({AGENTS[self.seat]}): {self.aec.describe_action(action)} is illegal: "
-                f"{game.why_illegal(action)}"
-            )
-            if self.illegal_action == "raise":
-                raise IllegalActionError(message)
-            self._forfeit = message
-            return self._observe(), -1.0, True, False, self._info()
-        before = list(self.aec.history)
-        self.aec.play_legal(action)
-        try:
-            self._play_opponent()
-        except BaseException:
-            self.aec.reset(options={"moves": before})  # take the learner's move back
-            raise
-        over = self.aec.game.is_over
-        reward = float(self.aec.game.result().reward(self.seat)) if over else 0.0
-        return self._observe(), reward, over, False, self._info()
-
-    def _as_action(self, action: Any) -> int:
-        """``action`` as an int in the action space, or a CarnacError."""
-        value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
-        if not _checks.is_whole(value) or not 0 <= value < self.board.num_actions:
-            raise CarnacError(f"action {action!r} is not in the action space Discrete({self.board.num_actions})")
-        return int(value)
-
-    def _play_opponent(self) -> None:
-        aec = self.aec
-        game = aec.game
-        while not game.is_over and game.to_act != self.seat:
-            action = self.opponent.act(game)
-            move = int(action) if _checks.is_whole(action) else None
-            if move is None or not aec.tracker.is_legal(move):
-                raise CarnacError(
-                    f"the opponent {self.opponent!r} chose an illegal action {action!r}: {game.why_illegal(action)}"
-                )
-            aec.play_legal(move)
-
-    def _observe(self) -> Any:
-        planes = self.aec.tracker.observation(self.seat)
-        return learner_observation(
-            planes, self.action_masks(), self.board, self.observation_layout, self.image_scale, self.mask_in_observation
-        )
-
-    def _info(self) -> GymInfo:
-        return learner_info(
-            self.board,
-            self.aec.infos,
-            AGENTS,
-            self.aec.game.is_over,
-            self.seat,
-            self.action_masks(),
-            self._forfeit is not None,
-        )
-
-    @property
-    def forfeit(self) -> str | None:
-        """Why the learner lost by an illegal action this episode (``illegal_action="lose"``), else ``None``."""
-        return self._forfeit
-
-    def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as an int8 0/1 array (the package's one mask dtype, which
-        ``self.action_space.sample(mask=...)`` takes as it is); all ones once the episode is over
-        (the game ended or was forfeited), so that a policy fed the last observation never meets
-        an empty mask (the package's convention for a finished game, as Pgx's)."""
-        if self._forfeit is not None:
-            return np.ones(self.board.num_actions, dtype=np.int8)
-        return self.aec.tracker.mask(self.seat)
-
-    def render(self) -> str | None:
-        """Draw the game as the AEC env does (``"ansi"`` returns text, ``"human"`` prints it)."""
-        return self.aec.render()
-
-    def close(self) -> None:
-        """Release the renderer, if any."""
-        self.aec.close()
+    def _opponent_action(self) -> Any:
+        return self.opponent.act(self._raw.game)

@@ -64,6 +64,10 @@ chooses an illegal move raises :class:`~carnac_env.errors.CarnacError` after the
 is taken back, so the env is as it was before ``step`` (during ``reset``, the env needs another
 ``reset``).
 
+The step is the learner envs' one step (:class:`carnac_env.envs.learner.LearnerEnv`), which the
+Gymnasium env shares; this env plays its moves through the AEC env as it was given (its
+wrappers and all) and adds policies, pools and alternating seats.
+
 ``reset`` options: ``"seat"`` (0 or 1, this game only) and ``"moves"`` (a list of moves or a
 GameRecord played first, as :meth:`carnac_env.envs.aec.raw_env.reset` takes them).
 """
@@ -71,22 +75,19 @@ GameRecord played first, as :meth:`carnac_env.envs.aec.raw_env.reset` takes them
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from carnac_env import _checks
 from carnac_env.core.boards import Board
-from carnac_env.core.game import GameState
-from carnac_env.envs.aec import AGENTS, raw_env
-from carnac_env.envs.infos import GymInfo, learner_info
+from carnac_env.envs.aec import raw_env
+from carnac_env.envs.learner import LearnerEnv
 from carnac_env.envs.opponents import make_opponent
-from carnac_env.envs.options import ILLEGAL_ACTION_MODES, check_options, check_seed, moves_option
-from carnac_env.envs.spaces import OBSERVATION_LAYOUTS, default_image_scale, learner_observation, learner_space
-from carnac_env.errors import CarnacError, IllegalActionError
+from carnac_env.envs.options import check_options
+from carnac_env.envs.spaces import learner_observation
+from carnac_env.errors import CarnacError
 
 __all__ = ["SELFPLAY_SEATS", "OpponentPool", "SelfPlayEnv"]
 
@@ -185,7 +186,7 @@ class OpponentPool:
         return f"OpponentPool({self.members!r}, size={self.size})"
 
 
-class SelfPlayEnv(gym.Env):
+class SelfPlayEnv(LearnerEnv):
     """A single-agent Gymnasium env over the AEC env: the learner holds one seat, an opponent the
     other; see the module docstring.
 
@@ -209,7 +210,9 @@ class SelfPlayEnv(gym.Env):
             render mode), a bad board, seat, opponent or option.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
+    _SEATS = SELFPLAY_SEATS
+    _RESET_NEEDED = "call reset() before step() (the env was never reset, or the last reset failed)"
+    _ONE_ELEMENT_ARRAYS = True  # a policy's predict() answers an array of one action
 
     def __init__(
         self,
@@ -239,21 +242,11 @@ class SelfPlayEnv(gym.Env):
         self.board = self._raw.board
         self.render_mode = self._raw.render_mode
         self.seat_option = _checks.choice("seat", seat, SELFPLAY_SEATS)
-        self.illegal_action = _checks.choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
-        self.observation_layout = _checks.choice("observation", observation, OBSERVATION_LAYOUTS)
-        self.mask_in_observation = _checks.flag("mask_in_observation", mask_in_observation)
-        if image_scale is not None:
-            image_scale = _checks.whole("image_scale", image_scale, 1, 64)
-        self.image_scale = default_image_scale(self.board) if image_scale is None else image_scale
-        self.observation_space = learner_space(
-            self.board, self.observation_layout, self.image_scale, self.mask_in_observation
-        )
-        self.action_space = spaces.Discrete(self.board.num_actions)
+        self._learner_options(illegal_action, observation, image_scale, mask_in_observation)
         self._opponent_option: OpponentPool | _Opponent = self._as_opponent(opponent)
         self.opponent: _Opponent | None = None  # this game's, drawn at reset
         self.seat = 0 if isinstance(self.seat_option, str) else int(self.seat_option)
         self._games_since_seed = 0
-        self._forfeit: str | None = None
         self._needs_reset = True
 
     # ----------------------------------------------------------------- opponents
@@ -286,38 +279,18 @@ class SelfPlayEnv(gym.Env):
         option = self._opponent_option
         return option if isinstance(option, OpponentPool) else None
 
-    @property
-    def game(self) -> GameState:
-        """The live core :class:`~carnac_env.core.game.GameState` (read it; do not change it)."""
-        return self._raw.game
-
-    # ----------------------------------------------------------------- the episode
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, GymInfo]:
-        """Start a game: pick the seat and the opponent, play the opponent until the learner acts.
-
-        ``options`` may hold ``"seat"`` (0 or 1, this game only) and ``"moves"`` (moves played
-        first; see the module docstring).
-
-        Raises:
-            CarnacError: a bad seed or option (nothing changes); or the opponent failed while
-                playing its opening moves (then ``reset`` must be called again).
-        """
-        seed = check_seed(seed)
-        if options is not None and not isinstance(options, dict):
-            raise CarnacError(f"options={options!r}; expected a dict with 'moves' and/or 'seat', or None")
-        options = dict(options or {})
-        seat = _checks.choice("seat", options.pop("seat", self.seat_option), SELFPLAY_SEATS)
-        unknown = sorted(set(options) - {"moves"})
-        if unknown:
-            raise CarnacError(f"unknown reset option(s) {unknown}; expected 'moves' and/or 'seat'")
-        moves_option(options)
+    # ----------------------------------------------------------------- the game's seat and opponent
+    def _before_reset(self) -> None:
+        """An empty pool is refused before anything changes; from here a failed reset (a bad
+        move list) leaves the env needing another reset."""
         if self.opponent_pool is not None and not len(self.opponent_pool):
             raise CarnacError("the opponent pool is empty; give it members or add() one before reset()")
         self._needs_reset = True
-        self.aec.reset(options=options or None)  # checks the moves before anything else changes
-        super().reset(seed=seed)
+
+    def _start_game(self, seat: int | str, seed: int | None) -> None:
+        """The seat (``"alternate"``: 0, 1, 0, ... from the last seeded reset; ``"random"``: drawn),
+        then the opponent (drawn from a pool) and its seed, from the env's generator."""
         if seed is not None:
-            self.action_space.seed(seed)
             self._games_since_seed = 0
         if seat == "alternate":
             self.seat = self._games_since_seed % 2
@@ -329,128 +302,27 @@ class SelfPlayEnv(gym.Env):
         option = self._opponent_option
         self.opponent = option.draw(self.np_random) if isinstance(option, OpponentPool) else option
         self.opponent.reset(int(self.np_random.integers(2**31)))
-        self._forfeit = None
-        self._play_opponent()
-        self._needs_reset = False
-        return self._observe(), self._info()
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, GymInfo]:
-        """Play the learner's ``action``, then the opponent's moves until the learner acts again.
+    # ----------------------------------------------------------------- the moves
+    def _play(self, move: int) -> None:
+        self.aec.step(move)  # through the AEC env as given, wrappers and all
 
-        Returns the learner's observation, its reward (all the AEC env paid its seat during this
-        step: the result, on the last step), terminated, truncated (never: a game is finite) and info.
-
-        Raises:
-            IllegalActionError: the action is illegal now and ``illegal_action="raise"`` (nothing changes).
-            CarnacError: an action outside the action space, a game that is over (call ``reset``),
-                or an opponent that failed (the learner's move is taken back).
-        """
-        if self._needs_reset:
-            raise CarnacError("call reset() before step() (the env was never reset, or the last reset failed)")
-        if self._over():
-            raise CarnacError("the game is over; call reset() before step()")
-        action = self._as_action(action)
-        if not self._raw.tracker.is_legal(action):
-            message = (
-                f"learner ({AGENTS[self.seat]}): {self._raw.describe_action(action)} is illegal: "
-                f"{self.game.why_illegal(action)}"
-            )
-            if self.illegal_action == "raise":
-                raise IllegalActionError(message)
-            self._forfeit = message
-            return self._observe(), -1.0, True, False, self._info()
-        before = list(self._raw.history)
-        reward = 0.0
-        try:
-            self.aec.step(action)
-            reward += self._learner_reward()
-            reward += self._play_opponent()
-        except BaseException:
-            self.aec.reset(options={"moves": before})  # take the learner's move back
-            raise
-        return self._observe(), reward, self._over(), False, self._info()
-
-    def _as_action(self, action: Any) -> int:
-        """``action`` as an int in the action space, or a CarnacError."""
-        value = action.item() if isinstance(action, np.ndarray) and action.size == 1 else action
-        if not _checks.is_whole(value) or not 0 <= value < self.board.num_actions:
-            raise CarnacError(f"action {action!r} is not in the action space Discrete({self.board.num_actions})")
-        return int(value)
-
-    def _over(self) -> bool:
-        agent = AGENTS[self.seat]
-        return self._forfeit is not None or self._raw.terminations[agent] or self._raw.truncations[agent]
-
-    def _learner_reward(self) -> float:
-        """What the AEC env paid the learner's seat on the step just played."""
-        return float(self._raw.rewards[AGENTS[self.seat]])
-
-    def _play_opponent(self) -> float:
-        """The opponent's moves until the learner is to act or the game is over; the learner's reward meanwhile."""
-        raw, opponent, reward = self._raw, self.opponent, 0.0
+    def _opponent_action(self) -> Any:
+        """The agent's move, or the policy's answer to what the learner would see in its seat."""
+        raw, opponent, seat = self._raw, self.opponent, 1 - self.seat
         assert opponent is not None
-        learner = AGENTS[self.seat]
-        while not self._over() and raw.agent_selection != learner:
-            if opponent.policy is not None:
-                seen = learner_observation(
-                    raw.tracker.observation(1 - self.seat),
-                    raw.tracker.mask(1 - self.seat),
-                    self.board,
-                    self.observation_layout,
-                    self.image_scale,
-                    self.mask_in_observation,
-                )
-                chosen = opponent.policy(seen, raw.tracker.mask(1 - self.seat))
-            else:
-                chosen = opponent.agent.act(raw.game)
-            if isinstance(chosen, np.ndarray) and chosen.size == 1:
-                chosen = chosen.item()
-            move = int(chosen) if _checks.is_whole(chosen) else None
-            if move is None or not raw.tracker.is_legal(move):
-                raise CarnacError(
-                    f"the opponent {opponent!r} chose an illegal action {chosen!r}: {raw.game.why_illegal(chosen)}"
-                )
-            self.aec.step(move)
-            reward += self._learner_reward()
-        return reward
-
-    def _observe(self) -> Any:
-        return learner_observation(
-            self._raw.tracker.observation(self.seat),
-            self.action_masks(),
-            self.board,
-            self.observation_layout,
-            self.image_scale,
-            self.mask_in_observation,
-        )
-
-    def _info(self) -> GymInfo:
-        return learner_info(
-            self.board,
-            self._raw.infos,
-            AGENTS,
-            self.game.is_over,
-            self.seat,
-            self.action_masks(),
-            self._forfeit is not None,
-        )
-
-    @property
-    def forfeit(self) -> str | None:
-        """Why the learner lost by an illegal action this episode (``illegal_action="lose"``), else ``None``."""
-        return self._forfeit
-
-    def action_masks(self) -> np.ndarray:
-        """The learner's legal actions, int8 0/1 (sb3-contrib's ``MaskablePPO`` calls this); all
-        ones once the episode is over, as the Gymnasium env's."""
-        if self._forfeit is not None:
-            return np.ones(self.board.num_actions, dtype=np.int8)
-        return self._raw.tracker.mask(self.seat)
-
-    def render(self) -> Any:
-        """Draw the game as the AEC env does (``render_mode`` is the AEC env's)."""
-        return self.aec.render()
-
-    def close(self) -> None:
-        """Close the AEC env."""
-        self.aec.close()
+        if opponent.policy is not None:
+            seen = learner_observation(
+                raw.tracker.observation(seat),
+                raw.tracker.mask(seat),
+                self.board,
+                self.observation_layout,
+                self.image_scale,
+                self.mask_in_observation,
+            )
+            chosen = opponent.policy(seen, raw.tracker.mask(seat))
+        else:
+            chosen = opponent.agent.act(raw.game)
+        if isinstance(chosen, np.ndarray) and chosen.size == 1:
+            chosen = chosen.item()
+        return chosen
