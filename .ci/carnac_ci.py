@@ -62,15 +62,25 @@ def _record(nodeid: str, outcome: str, reason: str = "") -> None:
 _files: dict[str, IO[str]] = {}
 
 
+def _worker(config: Any) -> str | None:
+    """The pytest-xdist worker this process is (``gw0``, ...), or None for the main process."""
+    workerinput = getattr(config, "workerinput", None)
+    return None if workerinput is None else str(workerinput.get("workerid", "gw"))
+
+
 def pytest_sessionstart(session: Any) -> None:
     """With ``CARNAC_CI_LOG`` set, a crash of the process (SIGABRT, SIGSEGV) leaves its threads'
     tracebacks in LOG.crash and the test it was in in LOG.running, for .ci/run to print: pytest's
     own faulthandler (enabled at configure, replaced here) writes to a descriptor that its output
-    capture may have redirected. No pytest import: .ci/run also runs this file with a bare python3."""
+    capture may have redirected. Under pytest-xdist each worker writes its own pair
+    (LOG.crash.gw0, LOG.running.gw0, ...), since a test crashes in a worker. No pytest import:
+    .ci/run also runs this file with a bare python3."""
     log = os.environ.get("CARNAC_CI_LOG")
     if log:
-        _files["crash"] = open(log + ".crash", "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
-        _files["running"] = open(log + ".running", "w", encoding="utf-8")  # noqa: SIM115
+        worker = _worker(session.config)
+        suffix = "" if worker is None else "." + worker
+        _files["crash"] = open(log + ".crash" + suffix, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
+        _files["running"] = open(log + ".running" + suffix, "w", encoding="utf-8")  # noqa: SIM115
         faulthandler.enable(file=_files["crash"], all_threads=True)
 
 
@@ -98,6 +108,8 @@ def pytest_collectreport(report: Any) -> None:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    if _worker(session.config) is not None:
+        return  # under pytest-xdist the main process receives every report, and writes the log
     log = os.environ.get("CARNAC_CI_LOG")
     if log:
         with open(log, "w", encoding="utf-8") as out:
