@@ -36,9 +36,9 @@ from carnac_env.core.boards import make_board  # noqa: E402
 from carnac_env.core.game import PLACE, GameState  # noqa: E402
 from carnac_env.errors import CarnacError  # noqa: E402
 from carnac_env.serve import Server  # noqa: E402
-from carnac_env.serve import app as serve_app  # noqa: E402
-from carnac_env.serve.app import Games  # noqa: E402
+from carnac_env.serve import games as serve_games  # noqa: E402
 from carnac_env.serve.budget import search_need  # noqa: E402
+from carnac_env.serve.games import Games  # noqa: E402
 from carnac_env.solve import alphabeta  # noqa: E402
 
 MB = 1 << 20
@@ -85,7 +85,7 @@ def test_an_agent_that_declares_no_memory_is_refused_not_counted_as_zero():
     games = Games(["test_hostile_serve.Declared"], ["small"], workers=1, memory=64 * MB)
     need = games.needs["test_hostile_serve.Declared", "small"]
     assert need.peak == need.kept == 5 * MB
-    live = serve_app.LiveGame(None, agent=Declared(), need=need)  # type: ignore[arg-type]
+    live = serve_games.LiveGame(None, agent=Declared(), need=need)  # type: ignore[arg-type]
     assert games._kept(live) == 5 * MB
     games.close()
     # declared over the cap: not offered
@@ -136,13 +136,13 @@ def _endgame(board: str, left: int, seed: int = 0) -> GameState:
 
 def test_what_the_solver_holds_is_what_it_declares_and_a_worker_frees_it():
     """The solver's arrays after a move of ``az:solve=8`` are within its declared bytes; run as
-    the server runs work (:func:`serve_app._then_free`), the worker thread holds none after."""
+    the server runs work (:func:`serve_games._then_free`), the worker thread holds none after."""
     state = _endgame("small", 6)
     with ThreadPoolExecutor(1) as pool:
         held = pool.submit(lambda: (solver_move(state, 8), _solver_arrays())[1]).result()
         assert TABLE_MB * MB // 2 < held <= solver_bytes(state.board, 8, TABLE_MB)
         pool.submit(alphabeta.free_tables).result()
-        assert pool.submit(serve_app._then_free, solver_move, state, 8).result() is not None
+        assert pool.submit(serve_games._then_free, solver_move, state, 8).result() is not None
         assert pool.submit(_solver_arrays).result() == 0
 
 
@@ -283,9 +283,9 @@ def test_the_server_compiles_its_games_and_analyses_before_it_accepts_games(monk
     import carnac_env.serve as serve_package
 
     analysed, order = [], []
-    real = serve_app._analyse
+    real = serve_games._analyse
     monkeypatch.setattr(
-        serve_app, "_analyse", lambda board, *rest: analysed.append((board.name, rest[1])) or real(board, *rest)
+        serve_games, "_analyse", lambda board, *rest: analysed.append((board.name, rest[1])) or real(board, *rest)
     )
     games = Games(["greedy", "az:sims=4:solve=2"], ["small", "petit_menec"], workers=1)
     said: list[str] = []

@@ -283,7 +283,7 @@ def test_nothing_may_frame_the_page(server):
 )
 def test_the_host_check_covers_every_loopback_address(name, loopback, allowed):
     require("tornado", "the serve extra")
-    from carnac_env.serve.app import host_allowed
+    from carnac_env.serve.limits import host_allowed
 
     assert host_allowed(name, loopback, frozenset({"myhost"})) is allowed
 

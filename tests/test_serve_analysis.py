@@ -121,17 +121,17 @@ def test_the_analysis_keeps_the_servers_rules(server):
 
 def _blocked(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
     """Make every analysis wait for ``go`` (``started`` is set when one begins)."""
-    from carnac_env.serve import app
+    from carnac_env.serve import games
 
     started, go = threading.Event(), threading.Event()
-    real = app._analyse
+    real = games._analyse
 
     def blocked(*args: Any) -> Any:
         started.set()
         assert go.wait(60)
         return real(*args)
 
-    monkeypatch.setattr(app, "_analyse", blocked)
+    monkeypatch.setattr(games, "_analyse", blocked)
     return started, go
 
 
@@ -197,7 +197,7 @@ def test_an_analysis_waits_for_a_worker_and_goes_with_its_game(monkeypatch):
 
 def test_waiting_analyses_count_in_the_queue_bound():
     require("tornado", "the serve extra: pip install -e '.[serve]'")
-    from carnac_env.serve.app import BusyError, Games
+    from carnac_env.serve.games import BusyError, Games
 
     games = Games(["random"], ["small"], max_queue=1)
     try:
@@ -212,8 +212,8 @@ def test_waiting_analyses_count_in_the_queue_bound():
 def test_a_board_too_big_for_the_memory_gets_the_raw_network_or_nothing():
     require("tornado", "the serve extra: pip install -e '.[serve]'")
     from carnac_env.core.boards import make_board
-    from carnac_env.serve.app import Games
     from carnac_env.serve.budget import analysis_need
+    from carnac_env.serve.games import Games
 
     board = make_board("le_menec")
     searched, raw = analysis_need(board, 200).peak, analysis_need(board, 0).peak
@@ -250,8 +250,8 @@ def test_the_analysis_need_bounds_what_an_analysis_allocates():
 def test_the_solver_is_in_the_analysis_need_and_its_option():
     from carnac_env.analysis.solved import SOLVE_TABLE_MB
     from carnac_env.core.boards import make_board
-    from carnac_env.serve.app import Games
     from carnac_env.serve.budget import analysis_need, solve_need
+    from carnac_env.serve.games import Games
 
     board = make_board("small")
     assert solve_need(board, 0) == 0

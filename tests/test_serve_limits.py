@@ -29,9 +29,9 @@ from carnac_env.agents import make  # noqa: E402
 from carnac_env.core.boards import make_board  # noqa: E402
 from carnac_env.core.game import GameState  # noqa: E402
 from carnac_env.errors import CarnacError  # noqa: E402
-from carnac_env.serve import Server  # noqa: E402
-from carnac_env.serve import app as serve_app  # noqa: E402
+from carnac_env.serve import Server, connections, handlers, limits  # noqa: E402
 from carnac_env.serve.budget import held_bytes, oversized, search_need, tree_bytes  # noqa: E402
+from carnac_env.serve.games import Games  # noqa: E402
 
 MB = 1 << 20
 
@@ -213,7 +213,7 @@ def test_a_full_queue_answers_503_with_retry_after_and_plays_nothing(caplog):
                     ),
                     timeout=30,
                 )
-            assert err.value.code == 503 and err.value.headers["Retry-After"] == str(serve_app.RETRY_AFTER)
+            assert err.value.code == 503 and err.value.headers["Retry-After"] == str(limits.RETRY_AFTER)
             status, _ = client.call(f"api/games/{playing}")  # reading is never refused
             assert status == 200
         finally:
@@ -329,14 +329,14 @@ def test_running_out_of_descriptors_pauses_accepting_with_one_warning(caplog):
             Exhausted.tries += 1
             raise OSError(errno.EMFILE, "Too many open files")
 
-    games = serve_app.Games(["greedy"], ["small"])
+    games = Games(["greedy"], ["small"])
     listener = Exhausted(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     listener.setblocking(False)
 
     async def main() -> None:
-        server = serve_app.listen(serve_app.make_app(games), [listener])
+        server = connections.listen(handlers.make_app(games), [listener])
         client = socket.create_connection(listener.getsockname())
         await asyncio.sleep(2.0)
         server.stop_accepting()
@@ -408,9 +408,9 @@ def _request(server: Server, client: Client, game: str, data: Any) -> tuple[int,
     elif origin:
         headers["Origin"] = origin
     if token == "right":
-        headers[serve_app.TOKEN_HEADER] = server.games.token
+        headers[limits.TOKEN_HEADER] = server.games.token
     elif token:
-        headers[serve_app.TOKEN_HEADER] = token
+        headers[limits.TOKEN_HEADER] = token
     if host:
         headers["Host"] = host
     request = urllib.request.Request(client.url + path, method=method, data=raw, headers=headers)

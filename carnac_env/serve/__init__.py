@@ -22,12 +22,12 @@ Before it listens, ``carnac serve`` compiles what its games and analyses run (a 
 agent and both analyses on tiny budgets), saying so on stderr when that takes a while (the
 first run on a machine: about a minute), so that no first request waits for the compiler.
 
-The server (:mod:`carnac_env.serve.app`, on Tornado: the ``serve`` extra) listens on
-127.0.0.1 unless told otherwise, and then answers only requests addressed to this machine
-(``localhost``, 127.0.0.0/8, ::1: no DNS rebinding). The agents think in worker threads, never
-on the server's event loop, so it stays responsive; the opponents offered are the specs given
-on the command line (a page cannot ask for another, so it cannot name code to import or a
-budget the server did not choose). What it promises, with its limits (docs/security.md):
+The server (on Tornado: the ``serve`` extra) listens on 127.0.0.1 unless told otherwise, and
+then answers only requests addressed to this machine (``localhost``, 127.0.0.0/8, ::1: no DNS
+rebinding). The agents think in worker threads, never on the server's event loop, so it stays
+responsive; the opponents offered are the specs given on the command line (a page cannot ask
+for another, so it cannot name code to import or a budget the server did not choose). What it
+promises, with its limits (docs/security.md):
 
 * **Memory.** What the server's work holds stays under ``memory`` (``--memory``, default
   1024 MB): the trees idle games keep, and the most each move or analysis running may take
@@ -47,6 +47,12 @@ budget the server did not choose). What it promises, with its limits (docs/secur
   never starts; at most 32 games wait for a worker, beyond which requests get 503 with
   ``Retry-After``.
 
+Its parts: :class:`Server` and :func:`serve` here wire them together; the scheduler (the games,
+their agents, the worker threads, the ledger's use, the warm-up) is :mod:`.games`; the Tornado
+handlers and routes :mod:`.handlers`; the listening side :mod:`.connections`; every bound and
+the checks a request passes :mod:`.limits`; the memory ledger :mod:`.budget`; one game as the
+page sees it :mod:`.session`. Only :mod:`.handlers` and :mod:`.connections` import Tornado.
+
 >>> from carnac_env.serve import Server          # doctest: +SKIP
 >>> with Server(port=0) as server:               # doctest: +SKIP
 ...     print(server.url)                        # a server in a background thread
@@ -60,13 +66,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from carnac_env.errors import CarnacError
+from carnac_env.serve.limits import DEFAULT_MEMORY_MB, MAX_CONNECTIONS, TIMEOUT, is_loopback, own_names
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_PORT", "MEMORY_HELP", "Server", "is_loopback", "serve"]
 
 #: The port of ``carnac serve`` unless ``--port`` says otherwise (0: any free port).
 DEFAULT_PORT = 8080
-#: The search memory of ``carnac serve`` unless ``--memory`` says otherwise, in MB.
-DEFAULT_MEMORY_MB = 1024
 #: What ``carnac serve --help`` says of the memory bound.
 MEMORY_HELP = (
     "the most memory, in MB, that the agents and analyses take together (default {default}): the search "
@@ -77,38 +82,13 @@ MEMORY_HELP = (
 )
 
 
-def is_loopback(host: str) -> bool:
-    """Whether every address ``host`` names is a loopback one (127.0.0.0/8, ::1): ``localhost``,
-    ``127.0.0.2``, ``127.1``, ``::1``. An unresolvable host is not."""
-    import ipaddress
-    import socket
-
+def _check_tornado() -> None:
+    """Raise a CarnacError naming the ``serve`` extra where Tornado (the web side:
+    :mod:`.handlers`, :mod:`.connections`) is missing."""
     try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):
-        return False
-    addresses = {info[4][0].split("%")[0] for info in infos}
-    return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
-
-
-def _own_names(host: str) -> frozenset[str]:
-    """The names a server on ``host`` answers to besides IP addresses and localhost: the host
-    given (if a name) and this machine's names."""
-    import socket
-
-    names = {host.lower().strip("[]")}
-    for name in (socket.gethostname(), socket.getfqdn()):
-        if name:
-            names.add(name.lower().rstrip("."))
-    return frozenset(names)
-
-
-def _app_module() -> Any:
-    try:
-        from carnac_env.serve import app
+        import tornado.web  # noqa: F401
     except ImportError as err:
         raise CarnacError(f"carnac serve needs Tornado: pip install 'carnac-env[serve]' ({err})") from None
-    return app
 
 
 class Server:
@@ -160,15 +140,18 @@ class Server:
         from carnac_env import _checks
         from carnac_env.core.boards import BOARDS, make_board
 
-        app = _app_module()
+        _check_tornado()
+        from carnac_env.serve.games import DEFAULT_AGENTS, Games
+        from carnac_env.serve.handlers import make_app
+
         if not isinstance(host, str) or not host:
             raise CarnacError(f"host {host!r}; expected an address or a name such as 127.0.0.1")
         self.host = host
         self.port = _checks.whole("port", port, 0, 65535)
         workers = _checks.whole("workers", workers, 1, 64)
         memory = _checks.whole("memory (MB)", memory, 1, 1 << 20)
-        self.timeout = app.TIMEOUT if timeout is None else _checks.number("timeout", timeout, 0.1, 3600.0)
-        connections = app.MAX_CONNECTIONS if max_connections is None else max_connections
+        self.timeout = TIMEOUT if timeout is None else _checks.number("timeout", timeout, 0.1, 3600.0)
+        connections = MAX_CONNECTIONS if max_connections is None else max_connections
         self.max_connections = _checks.whole("max_connections", connections, 1, 65536)
         boards = list(boards) if boards is not None else list(BOARDS)
         for name in boards:
@@ -184,9 +167,9 @@ class Server:
             options["analysis_sims"] = _checks.whole("analysis_sims", analysis_sims, 0, 100_000)
         if analysis_solve is not None:
             options["analysis_solve"] = _checks.whole("analysis_solve", analysis_solve, 0, 64)
-        self.games = app.Games(list(agents or app.DEFAULT_AGENTS), boards, workers, memory << 20, **options)
+        self.games = Games(list(agents or DEFAULT_AGENTS), boards, workers, memory << 20, **options)
         self.loopback = is_loopback(host)
-        self.application = app.make_app(self.games, loopback=self.loopback, names=_own_names(host))
+        self.application = make_app(self.games, loopback=self.loopback, names=own_names(host))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -201,15 +184,15 @@ class Server:
     def _listen(self) -> Any:
         import tornado.netutil
 
+        from carnac_env.serve.connections import listen
+
         try:
             sockets = tornado.netutil.bind_sockets(self.port, self.host)
         except (OSError, UnicodeError) as err:
             reason = getattr(err, "strerror", None) or err
             raise CarnacError(f"cannot listen on {self.host}:{self.port}: {reason}") from None
         self.port = sockets[0].getsockname()[1]
-        self.http = _app_module().listen(
-            self.application, sockets, timeout=self.timeout, max_connections=self.max_connections
-        )
+        self.http = listen(self.application, sockets, timeout=self.timeout, max_connections=self.max_connections)
         return self.http
 
     async def _main(self, started: Callable[[], None]) -> None:
@@ -273,7 +256,7 @@ def serve(
 ) -> None:
     """Serve the page until Ctrl-C (``carnac serve``); see :class:`Server` for the arguments.
     With ``warm`` (the default), first compile what the games and the analyses run
-    (:meth:`~carnac_env.serve.app.Games.warm_up`), saying so on stderr when that takes a while
+    (:meth:`~carnac_env.serve.games.Games.warm_up`), saying so on stderr when that takes a while
     (a fresh install: about a minute), so that no first request waits for the compiler."""
     from carnac_env.serve.budget import megabytes
 

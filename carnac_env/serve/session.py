@@ -5,7 +5,7 @@ the person's seat and the opponent's spec. :meth:`Session.view` is everything th
 to draw the position and offer the person's choices: the board as SVG, the legal placements
 with the four orientations of each, the tilts and the decline of a pending megalith, the
 score as it stands (dolmens, Board Game Arena score, who leads and why), the moves so far.
-The web layer (:mod:`carnac_env.serve.app`) turns requests into calls of this module and its
+The web layer (:mod:`carnac_env.serve.handlers`) turns requests into calls of this module and its
 answers into JSON; the rules stay in the core, and every check of the person's input is
 here, with a :class:`~carnac_env.errors.CarnacError` naming what was wrong.
 
