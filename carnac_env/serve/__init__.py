@@ -53,13 +53,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from carnac_env.errors import CarnacError
+from carnac_env.serve.budget import DEFAULT_MEMORY_MB
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_PORT", "MEMORY_HELP", "Server", "is_loopback", "serve"]
 
 #: The port of ``carnac serve`` unless ``--port`` says otherwise (0: any free port).
 DEFAULT_PORT = 8080
-#: The search memory of ``carnac serve`` unless ``--memory`` says otherwise, in MB.
-DEFAULT_MEMORY_MB = 1024
 #: What ``carnac serve --help`` says of the memory bound.
 MEMORY_HELP = (
     "the most memory, in MB, that the agents' search trees take together (default {default}): the trees "

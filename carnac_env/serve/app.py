@@ -58,8 +58,16 @@ import tornado.web
 from carnac_env import _checks
 from carnac_env.analysis.solved import DEFAULT_SOLVE, DEFAULT_SOLVE_NODES
 from carnac_env.errors import CarnacError
-from carnac_env.serve import DEFAULT_MEMORY_MB
-from carnac_env.serve.budget import Ledger, Need, analysis_need, held_bytes, megabytes, oversized, search_need
+from carnac_env.serve.budget import (
+    DEFAULT_MEMORY_MB,
+    Ledger,
+    Need,
+    analysis_need,
+    held_bytes,
+    megabytes,
+    oversized,
+    search_need,
+)
 from carnac_env.serve.session import CELL, ConflictError, Session
 
 #: The most games kept at once; the least recently used is forgotten to make room.

@@ -42,6 +42,9 @@ from typing import Any, NamedTuple
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
 
+#: The search memory of ``carnac serve`` unless ``--memory`` says otherwise, in MB.
+DEFAULT_MEMORY_MB = 1024
+
 #: Bytes set aside per search for its arrays other than the tree (the game copies it plays
 #: on, the network's inputs): measured at under 0.5 MB on le_menec with 8 lanes.
 SEARCH_OVERHEAD = 2 << 20
