@@ -146,3 +146,78 @@ def test_the_core_loads_no_renderer() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['carnac_env.render.jupyter']"  # the package's __init__ registers the display
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each module of ``package`` and the modules of the package it imports, anywhere in it
+    (inside functions and ``if TYPE_CHECKING:`` too). ``from p import m`` names the module
+    ``p.m`` where there is one, else ``p`` itself (a package is its ``__init__``)."""
+    paths = {module_name_in(package, path): path for path in sorted(package.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        named: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                named.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                named.update(
+                    f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in paths else node.module
+                    for alias in node.names
+                )
+        graph[module] = {name for name in named if name in paths and name != module}
+    return graph
+
+
+def module_name_in(package: Path, path: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of ``graph``, each as the modules round it with the first one repeated at
+    the end (``[a, b, a]``): one for each import that leads back to a module still being
+    followed in a depth-first walk, so the graph has a circle exactly when this is not empty."""
+    circles: list[list[str]] = []
+    done: set[str] = set()
+    path: list[str] = []
+
+    def follow(module: str) -> None:
+        path.append(module)
+        for name in sorted(graph[module]):
+            if name in path:
+                circles.append([*path[path.index(name) :], name])
+            elif name not in done:
+                follow(name)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            follow(module)
+    return circles
+
+
+def test_no_import_circles() -> None:
+    """No module imports, directly or through others, a module that imports it back. Imports
+    inside functions count too."""
+    circles = import_circles(import_graph())
+    assert not circles, "import circles: " + "; ".join(" -> ".join(circle) for circle in circles)
+
+
+def test_the_circle_check_finds_a_circle_through_a_function_level_import(tmp_path: Path) -> None:
+    package = tmp_path / "carnac_env"
+    (package / "inner").mkdir(parents=True)
+    for name, text in [
+        ("__init__.py", ""),
+        ("a.py", "def f():\n    from carnac_env.inner import b\n"),
+        ("inner/__init__.py", ""),
+        ("inner/b.py", "from carnac_env.inner import c\n"),
+        ("inner/c.py", "import carnac_env.a\n"),
+        ("d.py", "from carnac_env.inner.b import x\n"),
+    ]:
+        (package / name).write_text(text, encoding="utf-8")
+    graph = import_graph(package)
+    assert graph["carnac_env.a"] == {"carnac_env.inner.b"}
+    assert import_circles(graph) == [["carnac_env.a", "carnac_env.inner.b", "carnac_env.inner.c", "carnac_env.a"]]
+    (package / "inner/c.py").write_text("import carnac_env.inner\n", encoding="utf-8")  # the package: no circle
+    assert import_circles(import_graph(package)) == []

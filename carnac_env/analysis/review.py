@@ -282,7 +282,43 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
     mistakes = _checks.whole("mistakes", mistakes, 0, 1000)
     search = _checks.choice("search", search, SEARCHES)
     actions = _actions_of(analyst, game)
-    board = analyst.board
+    states, players, texts = _replay(analyst.board, actions)
+    everywhere = search == "all" and analyst.sims > 0
+    positions, raw = _evaluate_all(analyst, states, analyst.sims if everywhere else 0)
+    verdicts = _solve_back(analyst, states)
+    for i, known in verdicts.items():
+        positions[i] = _with_verdict(positions[i], known)
+    red = [p.expected[0] for p in positions]
+    found = []
+    for ply, before, after in _worst_drops(red, players, positions, mistakes):
+        if search == "mistakes" and analyst.sims > 0:  # search the mistake's position now
+            where = analyst.evaluate(states[ply - 1], ply=ply - 1, raw=raw.get(ply - 1), solve=False)
+            positions[ply - 1] = _with_verdict(where, verdicts.get(ply - 1))
+        found.append(
+            _mistake(positions[ply - 1], ply, players[ply - 1], actions[ply - 1], texts[ply - 1], before, after)
+        )
+    searched = analyst.sims if (everywhere or (search == "mistakes" and found)) else 0
+    return Review(
+        analyst.board.name,
+        tuple(actions),
+        tuple(texts),
+        tuple(players),
+        tuple(red),
+        tuple(positions),
+        tuple(found),
+        searched,
+        analyst.model,
+        _solved_texts(verdicts, len(states)),
+        _blunders(states, actions, players, texts, verdicts),
+    )
+
+
+def _replay(board: Any, actions: list[int]) -> tuple[list[GameState], list[int], list[str]]:
+    """Every position of the game (``len(actions) + 1``), each move's mover and its notation.
+
+    Raises:
+        CarnacError: a move that is illegal where it is played, named by its number.
+    """
     states = [GameState(board)]
     players: list[int] = []
     texts: list[str] = []
@@ -296,17 +332,28 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
         after = state.copy()
         after.apply(action)
         states.append(after)
+    return states, players, texts
+
+
+def _evaluate_all(analyst: Any, states: list[GameState], sims: int) -> tuple[list[Any], dict[int, Any]]:
+    """Every position's evaluation (``sims`` simulations each, 0: the value head alone), and
+    the network's raw outputs of the unfinished ones by index (one batch for them all)."""
     live = [i for i, s in enumerate(states) if not s.is_over]
     raw = dict(zip(live, analyst.raw([states[i] for i in live])))
-    everywhere = search == "all" and analyst.sims > 0
-    positions = [
-        analyst.evaluate(s, sims=analyst.sims if everywhere else 0, ply=i, raw=raw.get(i), solve=False)
-        for i, s in enumerate(states)
-    ]
-    verdicts = _solve_back(analyst, states)
-    for i, known in verdicts.items():
-        positions[i] = replace(positions[i], solved=known.text, verdict=known)
-    red = [p.expected[0] for p in positions]
+    positions = [analyst.evaluate(s, sims=sims, ply=i, raw=raw.get(i), solve=False) for i, s in enumerate(states)]
+    return positions, raw
+
+
+def _with_verdict(evaluation: Any, known: Any) -> Any:
+    """``evaluation`` with the solver's verdict ``known`` on it (unchanged if None)."""
+    return evaluation if known is None else replace(evaluation, solved=known.text, verdict=known)
+
+
+def _worst_drops(
+    red: list[float], players: list[int], positions: list[Any], count: int
+) -> list[tuple[int, float, float]]:
+    """The ``count`` moves whose mover's expected score fell most (by at least :data:`MIN_DROP`;
+    never a forced move), as ``(ply, before, after)``, the biggest drop first (then the earliest)."""
     drops = []
     for ply, player in enumerate(players, start=1):
         if len(positions[ply - 1].moves) < 2:
@@ -316,45 +363,25 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
         if before - after >= MIN_DROP:
             drops.append((before - after, ply, before, after))
     drops.sort(key=lambda d: (-d[0], d[1]))
-    found = []
-    for _, ply, before, after in drops[:mistakes]:
-        where = positions[ply - 1]
-        if search == "mistakes" and analyst.sims > 0:
-            where = analyst.evaluate(states[ply - 1], ply=ply - 1, raw=raw.get(ply - 1), solve=False)
-            known = verdicts.get(ply - 1)
-            if known is not None:
-                where = replace(where, solved=known.text, verdict=known)
-            positions[ply - 1] = where
-        best = where.move(where.best)
-        played = where.move(actions[ply - 1])
-        found.append(
-            Mistake(
-                ply,
-                players[ply - 1],
-                actions[ply - 1],
-                texts[ply - 1],
-                before,
-                after,
-                best.action,
-                best.text,
-                where.weight(best),
-                where.weight(played),
-            )
-        )
-    searched = analyst.sims if (everywhere or (search == "mistakes" and found)) else 0
-    return Review(
-        board.name,
-        tuple(actions),
-        tuple(texts),
-        tuple(players),
-        tuple(red),
-        tuple(positions),
-        tuple(found),
-        searched,
-        analyst.model,
-        tuple(verdicts[i].text if i in verdicts else None for i in range(len(states))) if verdicts else None,
-        _blunders(states, actions, players, texts, verdicts),
+    return [(ply, before, after) for _, ply, before, after in drops[:count]]
+
+
+def _mistake(where: Any, ply: int, player: int, action: int, text: str, before: float, after: float) -> Mistake:
+    """The :class:`Mistake` of move ``ply``, with the agent's choice at ``where`` (the
+    evaluation of the position before it)."""
+    best = where.move(where.best)
+    played = where.move(action)
+    return Mistake(
+        ply, player, action, text, before, after, best.action, best.text, where.weight(best), where.weight(played)
     )
+
+
+def _solved_texts(verdicts: dict[int, Any], count: int) -> tuple[str | None, ...] | None:
+    """:attr:`Review.solved`: each of the ``count`` positions' verdict in words, None where
+    unknown; None if nothing was solved."""
+    if not verdicts:
+        return None
+    return tuple(verdicts[i].text if i in verdicts else None for i in range(count))
 
 
 def _solve_back(analyst: Any, states: list[GameState]) -> dict[int, Any]:

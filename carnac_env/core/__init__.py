@@ -2,8 +2,9 @@
 
 Everything the game is lives here: the boards (:mod:`.boards`), the action encoding
 (:mod:`.actions`), the small rules arithmetic every engine shares (:mod:`.arithmetic`), the
-game state and the rules of play (:mod:`.game`), the one check of a position
-(:mod:`.validate`), positions from diagrams (:mod:`.diagram`), dolmens and the winner
+game state and the rules of play (:mod:`.game`), the codes of a position's fields and the
+check that they agree (:mod:`.fields`), the one check of a position (:mod:`.validate`),
+positions from diagrams (:mod:`.diagram`), dolmens and the winner
 (:mod:`.scoring`), the move notation (:mod:`.notation`), game records (:mod:`.record`) and
 the observation planes (:mod:`.observation`). This package imports numpy and the standard
 library only.

@@ -4,8 +4,11 @@ A diagram has one line per row, north first, and one character per square (space
 ignored): ``.`` empty, ``R``/``W`` a standing megalith showing red/white, ``r``/``w`` a
 square of a lying megalith. The lying squares are paired into megaliths here (each square
 in reading order with an unpaired neighbour of its colour, east first, else south); the
-position is then checked by :func:`carnac_env.core.validate.validate`, the one check of a
-position that the engines use too.
+position is then checked by :func:`carnac_env.core.fields.check_fields`, the check of a
+position's fields that :func:`carnac_env.core.validate.validate` makes for the engines too.
+This module sits below :mod:`carnac_env.core.game`: it writes into the fresh GameState that
+:meth:`GameState.from_diagram <carnac_env.core.game.GameState.from_diagram>` hands it, and it
+does not import the game module.
 """
 
 from __future__ import annotations
@@ -14,10 +17,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from carnac_env._checks import whole
+from carnac_env.core.arithmetic import RED, WHITE
 from carnac_env.core.boards import Board
-from carnac_env.core.game import EMPTY, LYING, RED, STANDING, WHITE, GameState
+from carnac_env.core.fields import EMPTY, LYING, STANDING, Position, check_fields
 from carnac_env.core.notation import square_name
-from carnac_env.core.validate import validate
 from carnac_env.errors import CarnacError
 
 #: Diagram characters and the (cell colour, kind) each stands for.
@@ -31,8 +34,9 @@ CODES = {
 _LETTERS = {code: char for char, code in CODES.items()}
 
 
-def position_from_diagram(state: GameState, diagram: Any, *, to_act: Any = 0, supply: Any = None) -> GameState:
-    """Fill the fresh game ``state`` from ``diagram`` (see :meth:`GameState.from_diagram`).
+def position_from_diagram(state: Position, diagram: Any, *, to_act: Any = 0, supply: Any = None) -> Position:
+    """Fill the fresh game ``state`` (a new GameState) from ``diagram`` (see
+    :meth:`GameState.from_diagram <carnac_env.core.game.GameState.from_diagram>`).
 
     Raises:
         CarnacError: see :meth:`GameState.from_diagram`; the message names the bad value.
@@ -58,11 +62,11 @@ def position_from_diagram(state: GameState, diagram: Any, *, to_act: Any = 0, su
     state.empty = state.kinds.count(EMPTY)
     state.supply = board.megaliths - used if supply is None else supply
     state.to_act = to_act
-    validate(state)
+    check_fields(state)
     return state
 
 
-def diagram_of(state: GameState) -> str:
+def diagram_of(state: Position) -> str:
     """The inverse of :func:`position_from_diagram`: one line per row, north first."""
     cols = state.board.cols
     return "\n".join(

@@ -25,7 +25,8 @@ environments' observation tracker all read; a tilt's landing squares are
 of the game (:func:`~carnac_env.core.arithmetic.game_ends`, checked after every move) is in
 :mod:`carnac_env.core.arithmetic`, shared with the batched and JAX engines. Hand-built
 positions come from :meth:`GameState.from_diagram` (:mod:`carnac_env.core.diagram`) and are
-checked by :func:`carnac_env.core.validate.validate`.
+checked by :func:`carnac_env.core.validate.validate`'s check of the fields. The codes the fields
+hold (phases, square kinds) are stated in :mod:`carnac_env.core.fields` and re-exported here.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ from carnac_env.core.arithmetic import (
     tilt_colours,
 )
 from carnac_env.core.boards import DIRECTION_NAMES, Board, make_board
+from carnac_env.core.diagram import diagram_of, position_from_diagram
+from carnac_env.core.fields import EMPTY, LYING, OVER, PHASE_NAMES, PLACE, RESPOND, STANDING
 from carnac_env.core.notation import action_to_text, square_name
 from carnac_env.core.scoring import Result, score
 from carnac_env.errors import CarnacError, IllegalActionError
@@ -78,12 +81,6 @@ __all__ = [
     "Moves",
 ]
 
-#: Phases of the turn.
-PLACE, RESPOND, OVER = 0, 1, 2
-PHASE_NAMES = ("place", "respond", "over")
-
-#: What a square holds (``GameState.kinds``).
-EMPTY, STANDING, LYING = 0, 1, 2
 #: Cell colours (``GameState.cells``): 0 empty, player + 1 otherwise (RED 1, WHITE 2).
 COLOUR_NAMES = ("", "Red", "White")
 PLAYER_NAMES = ("Red", "White")
@@ -533,12 +530,8 @@ class GameState:
                 or a supply that is not a whole number or does not fit (see
                 :func:`carnac_env.core.validate.validate`).
         """
-        from carnac_env.core.diagram import position_from_diagram  # the diagram parser builds GameStates
-
         return position_from_diagram(cls(board, **rules), diagram, to_act=to_act, supply=supply)
 
     def diagram(self) -> str:
         """The inverse of :meth:`from_diagram`: one line per row, north first."""
-        from carnac_env.core.diagram import diagram_of
-
         return diagram_of(self)

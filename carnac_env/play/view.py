@@ -5,15 +5,18 @@ widget, the buttons, the messages and the move list) beside the board of an
 :class:`~carnac_env.render.image.ImageRenderer`; :class:`GuiView` draws the window's picture
 for a :class:`~carnac_env.play.controller.GuiController` with that renderer's helpers (its
 sprites, its text and its text wrapping) in the style of :mod:`carnac_env.render.style`.
+What the view reads of the controller is stated here, as :class:`GuiModel`, so the view does
+not import the controller (which imports the view to make its window).
 Nothing here reads input or changes the game; pygame is not needed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from carnac_env.core.arithmetic import tilt_colours
+from carnac_env.core.boards import Board
 from carnac_env.core.game import PLAYER_NAMES, RESPOND, GameState
 from carnac_env.core.notation import action_to_text, square_name
 from carnac_env.render.image import ImageRenderer
@@ -33,9 +36,6 @@ from carnac_env.render.style import (
     TEXT_COLOUR,
     font,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from carnac_env.play.controller import GuiController
 
 #: The panel's buttons, in order, and their labels.
 BUTTON_LABELS = {"place": "Place", "decline": "Decline", "undo": "Undo"}
@@ -142,6 +142,57 @@ def colour_name(cell_colour: int) -> str:
     return "Red" if cell_colour == 1 else "White"
 
 
+class GuiModel(Protocol):
+    """What :class:`GuiView` reads of the game it draws. A
+    :class:`~carnac_env.play.controller.GuiController` is one.
+
+    Attributes:
+        board: the board.
+        env: the AEC env of the game; the view lists its ``history`` (the actions so far).
+        seat: the human's player number.
+        opponent_name: how the computer is named on screen.
+        message: the panel's message.
+        tentative: the placement being prepared, ``(square, orientation)``, or None.
+        last_squares: the squares of the last move, marked on the board.
+    """
+
+    board: Board
+    env: Any
+    seat: int
+    opponent_name: str
+    message: str
+    tentative: tuple[int, int] | None
+    last_squares: tuple[int, ...]
+
+    @property
+    def state(self) -> GameState:
+        """The live game state."""
+        ...
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the game has ended."""
+        ...
+
+    @property
+    def human_to_act(self) -> bool:
+        """Whether the human is to act now."""
+        ...
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the computer is searching."""
+        ...
+
+    def buttons(self) -> list[Button]:
+        """The panel's buttons as they are now."""
+        ...
+
+    def player_panel(self, player: int, result: Any = None) -> tuple[str, str]:
+        """The two lines of ``player``'s panel."""
+        ...
+
+
 class GuiView:
     """Draws the window for a controller: the board (with the placement being prepared and
     the last move marked) and the side panel.
@@ -154,7 +205,7 @@ class GuiView:
         self.renderer = renderer
         self.layout = PanelLayout.beside(renderer)
 
-    def frame(self, gui: GuiController) -> Any:
+    def frame(self, gui: GuiModel) -> Any:
         """The window's picture as a Pillow RGB image."""
         renderer, layout = self.renderer, self.layout
         state = gui.state
@@ -181,7 +232,7 @@ class GuiView:
         self._moves(gui, image, x, layout.moves_top, size)
         return image
 
-    def _widget(self, gui: GuiController, image: Any, x: int, size: int) -> None:
+    def _widget(self, gui: GuiModel, image: Any, x: int, size: int) -> None:
         """The orientation widget: the megalith being placed (or the one to tilt), large, with
         its caption; at the end, the result."""
         box = self.layout.widget_box
@@ -217,7 +268,7 @@ class GuiView:
         sprite = self.renderer.block_sprite(top, ns, ew, box[2] - box[0])
         image.paste(sprite, (box[0], box[1]), sprite)
 
-    def _result(self, gui: GuiController, image: Any, x: int, y: int, size: int) -> list[str]:
+    def _result(self, gui: GuiModel, image: Any, x: int, y: int, size: int) -> list[str]:
         """The headline and both players' dolmens at the end; returns the caption lines."""
         result = gui.state.result()
         if result.winner is None:
@@ -241,7 +292,7 @@ class GuiView:
             "Outlines: Red gold, White blue.",
         ]
 
-    def _player_panels(self, gui: GuiController, image: Any, draw: Any, x: int, y: int, size: int) -> int:
+    def _player_panels(self, gui: GuiModel, image: Any, draw: Any, x: int, y: int, size: int) -> int:
         """One panel per player: colour, who plays it, their dolmens now, and who leads by the
         tie-break (the core's score of the position as it stands). Returns the y below them."""
         result = standing(gui.state)
@@ -271,7 +322,7 @@ class GuiView:
             draw.line((lx + i * 6, cy, lx + i * 6 + 3, cy), fill=FACE_EDGES[1], width=2)
         self._text(image, (lx + 20, y), "tilt preview", size, SOFT_TEXT)
 
-    def _moves(self, gui: GuiController, image: Any, x: int, y: int, size: int) -> None:
+    def _moves(self, gui: GuiModel, image: Any, x: int, y: int, size: int) -> None:
         """The last few moves in notation, newest last."""
         history = gui.env.history
         if not history:

@@ -21,7 +21,7 @@ Every colour is :mod:`carnac_env.render.style`'s.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import Any, NamedTuple
 
 from carnac_env.core.actions import decode
 from carnac_env.core.game import PLACE, PLAYER_NAMES, RESPOND
@@ -64,71 +64,122 @@ def heat_shapes(evaluation: Any, left: int, top: int, cell: int, cols: int, labe
     (the choice's orientation or "decline")."""
     if evaluation.final or not evaluation.moves:
         return []
-    state = evaluation.state
-    board = state.board
+    grid = _Grid(left, top, cell, cols)
+    phase = evaluation.state.phase
+    if phase == PLACE:
+        shapes = _placement_shapes(evaluation, grid)
+    elif phase == RESPOND:
+        shapes = _response_shapes(evaluation, grid)
+    else:
+        shapes = []
+    _label(shapes, labels)
+    return shapes
 
-    def box(square: int) -> tuple[int, int, int, int]:
-        r, c = divmod(square, cols)
-        return left + c * cell, top + r * cell, left + (c + 1) * cell, top + (r + 1) * cell
 
-    how = "of visits" if evaluation.searched else "prior"
-    best = decode(board, evaluation.best)
+class _Grid(NamedTuple):
+    """Where a board's squares are drawn: square a1's corner at ``(left, top)``, ``cell``
+    pixels a side, ``cols`` to a row."""
+
+    left: int
+    top: int
+    cell: int
+    cols: int
+
+    def box(self, square: int) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` of ``square``."""
+        r, c = divmod(square, self.cols)
+        return (
+            self.left + c * self.cell,
+            self.top + r * self.cell,
+            self.left + (c + 1) * self.cell,
+            self.top + (r + 1) * self.cell,
+        )
+
+
+def _how(evaluation: Any) -> str:
+    """What a weight is: a share of the search's visits, or the network's prior."""
+    return "of visits" if evaluation.searched else "prior"
+
+
+def _solver_move(evaluation: Any) -> int | None:
+    """The solver's move where it found a win or a draw (``evaluation.verdict``), else None."""
     verdict = getattr(evaluation, "verdict", None)
-    solver = verdict.best if verdict is not None and verdict.result >= 0 else None
-    solver_square = decode(board, solver).square if solver is not None and state.phase == PLACE else None
-    shapes: list[dict[str, Any]] = []
-    if state.phase == PLACE:
-        per_square: dict[int, list[Any]] = {}
-        for info in evaluation.moves:
-            per_square.setdefault(decode(board, info.action).square, []).append(info)
-        for square, infos in per_square.items():
-            weight = sum(evaluation.weight(i) for i in infos)
-            infos.sort(key=lambda i: -evaluation.weight(i))
-            title = f"{square_name(board, square)}: {weight:.0%} {how} (" + ", ".join(
-                f"{i.text.split(' ')[1]} {evaluation.weight(i):.0%}" for i in infos
-            )
-            shapes.append(
-                {
-                    "box": box(square),
-                    "weight": weight,
-                    "title": title + ")",
-                    "best": square == best.square,
-                    "solver": square == solver_square,
-                    "note": evaluation.move(evaluation.best).text.split(" ")[1] if square == best.square else None,
-                }
-            )
-    elif state.phase == RESPOND:
-        targets = state.tilt_targets()
-        for info in evaluation.moves:
-            move = decode(board, info.action)
-            weight = evaluation.weight(info)
-            if move.kind == "tilt":
-                a, b = sorted(targets[move.direction][:2])
-                (x0, y0, _, _), (_, _, x1, y1) = box(a), box(b)
-                inset = cell // 8
-                area = (x0 + inset, y0 + inset, x1 - inset, y1 - inset)
-                note = None
-            else:  # decline: on the pending megalith itself
-                area = box(state.pending)
-                note = "decline"
-            shapes.append(
-                {
-                    "box": area,
-                    "weight": weight,
-                    "title": f"{info.text}: {weight:.0%} {how}",
-                    "best": info.action == evaluation.best,
-                    "solver": info.action == solver,
-                    "note": note,
-                    "decline": move.kind == "decline",
-                }
-            )
+    return verdict.best if verdict is not None and verdict.result >= 0 else None
+
+
+def _placement_shapes(evaluation: Any, grid: _Grid) -> list[dict[str, Any]]:
+    """In the place phase: one shape per square, weighing its four orientations together."""
+    board = evaluation.state.board
+    how = _how(evaluation)
+    best = decode(board, evaluation.best)
+    solver = _solver_move(evaluation)
+    solver_square = None if solver is None else decode(board, solver).square
+    per_square: dict[int, list[Any]] = {}
+    for info in evaluation.moves:
+        per_square.setdefault(decode(board, info.action).square, []).append(info)
+    shapes = []
+    for square, infos in per_square.items():
+        weight = sum(evaluation.weight(i) for i in infos)
+        infos.sort(key=lambda i: -evaluation.weight(i))
+        title = f"{square_name(board, square)}: {weight:.0%} {how} (" + ", ".join(
+            f"{i.text.split(' ')[1]} {evaluation.weight(i):.0%}" for i in infos
+        )
+        shapes.append(
+            {
+                "box": grid.box(square),
+                "weight": weight,
+                "title": title + ")",
+                "best": square == best.square,
+                "solver": square == solver_square,
+                "note": evaluation.move(evaluation.best).text.split(" ")[1] if square == best.square else None,
+            }
+        )
+    return shapes
+
+
+def _response_shapes(evaluation: Any, grid: _Grid) -> list[dict[str, Any]]:
+    """In the respond phase: one shape per tilt (its two landing squares, inset) and the
+    decline (on the pending megalith's square)."""
+    state = evaluation.state
+    how = _how(evaluation)
+    solver = _solver_move(evaluation)
+    targets = state.tilt_targets()
+    shapes = []
+    for info in evaluation.moves:
+        move = decode(state.board, info.action)
+        weight = evaluation.weight(info)
+        if move.kind == "tilt":
+            a, b = sorted(targets[move.direction][:2])
+            (x0, y0, _, _), (_, _, x1, y1) = grid.box(a), grid.box(b)
+            inset = grid.cell // 8
+            area = (x0 + inset, y0 + inset, x1 - inset, y1 - inset)
+            note = None
+        else:  # decline: on the pending megalith itself
+            area = grid.box(state.pending)
+            note = "decline"
+        shapes.append(
+            {
+                "box": area,
+                "weight": weight,
+                "title": f"{info.text}: {weight:.0%} {how}",
+                "best": info.action == evaluation.best,
+                "solver": info.action == solver,
+                "note": note,
+                "decline": move.kind == "decline",
+            }
+        )
+    return shapes
+
+
+def _label(shapes: list[dict[str, Any]], labels: int) -> None:
+    """Give each shape its ``t`` (weight over the strongest's) and its ``label``: the
+    percentage of the ``labels`` strongest (of at least 0.5%) and of the agent's choice."""
     strongest = max((s["weight"] for s in shapes), default=0.0) or 1.0
     ranked = sorted(range(len(shapes)), key=lambda k: -shapes[k]["weight"])
     shown = {k for k in ranked[: max(0, labels)] if shapes[k]["weight"] >= 0.005}
     for k, shape in enumerate(shapes):
         shape["t"] = shape["weight"] / strongest
         shape["label"] = f"{shape['weight']:.0%}" if k in shown or shape["best"] else None
-    return shapes
 
 
 def policy_layer(evaluation: Any, layout: SvgLayout, *, labels: int = 5) -> str:
