@@ -117,3 +117,31 @@ def test_docs_holds_pages_and_images_and_the_scripts_live_in_scripts() -> None:
     code = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*") if p.suffix in {".py", ".sh"})
     assert code == [], f"scripts among the pages: {code}; move them to scripts/"
     assert (ROOT / "scripts" / "make_tutorials.py").is_file()
+
+
+def test_the_architecture_picture_is_drawn_from_the_layer_check() -> None:
+    """docs/images/architecture.svg is what scripts/make_architecture.py draws from RANKS."""
+    script = load_script("scripts/make_architecture.py")
+    stored = (ROOT / "docs" / "images" / "architecture.svg").read_text(encoding="utf-8")
+    assert stored == script.svg(script.ranks()), "run python scripts/make_architecture.py"
+
+
+def test_the_architecture_pages_extension_examples_run() -> None:
+    """Every code block of docs/architecture.md (a toy agent, evaluator, board and env adapter,
+    each playing a game) runs, in order, in a fresh interpreter, and prints what the page says."""
+    import re
+    import subprocess
+    import sys
+
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(blocks) >= 4
+    code = "\n\n".join(
+        f"def block_{k}():\n" + "".join("    " + line + "\n" for line in b.splitlines()) for k, b in enumerate(blocks)
+    )
+    code += "\n" + "".join(f"block_{k}()\n" for k in range(len(blocks)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[:3] == ["True True", "True", "4 5 True"], lines
+    assert lines[3] in ("[-1, 1]", "[0, 0]"), lines
