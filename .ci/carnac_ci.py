@@ -81,6 +81,8 @@ def pytest_sessionstart(session: Any) -> None:
         suffix = "" if worker is None else "." + worker
         _files["crash"] = open(log + ".crash" + suffix, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
         _files["running"] = open(log + ".running" + suffix, "w", encoding="utf-8")  # noqa: SIM115
+        if worker is not None:
+            _files["collect"] = open(log + ".collect" + suffix, "w", encoding="utf-8")  # noqa: SIM115
         faulthandler.enable(file=_files["crash"], all_threads=True)
 
 
@@ -105,6 +107,14 @@ def pytest_runtest_logreport(report: Any) -> None:
 def pytest_collectreport(report: Any) -> None:
     if report.skipped:
         _record(report.nodeid, "skipped", _reason(report))
+        worker_log = _files.get("collect")
+        if worker_log is not None:
+            # pytest-xdist forwards a worker's skipped-module report to the main process only once
+            # per distinct skip location and reason, so two modules that skip through the same
+            # require("torch") line would leave one of them out of the log (and out of the train
+            # entry's list): each worker writes its own, at once, and the main process merges them.
+            worker_log.write(json.dumps([report.nodeid, _reason(report)]) + "\n")
+            worker_log.flush()
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
@@ -112,6 +122,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         return  # under pytest-xdist the main process receives every report, and writes the log
     log = os.environ.get("CARNAC_CI_LOG")
     if log:
+        _merge_worker_collections(log)
         with open(log, "w", encoding="utf-8") as out:
             json.dump(_outcomes, out, indent=0, sort_keys=True)
     modules = required()
@@ -125,6 +136,19 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         for nodeid, reason in sorted(bad.items()):
             print(f"  {nodeid}: {reason}")
         session.exitstatus = 1
+
+
+def _merge_worker_collections(log: str) -> None:
+    """The skipped modules that pytest-xdist workers wrote to LOG.collect.gwN, into the log
+    (those the main process already has keep their outcome)."""
+    import glob
+
+    for path in sorted(glob.glob(glob.escape(log) + ".collect.*")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    nodeid, reason = json.loads(line)
+                    _outcomes.setdefault(nodeid, ["skipped", reason])
 
 
 def _load(paths: list[str]) -> list[dict[str, list[str]]]:

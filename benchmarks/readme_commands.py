@@ -2,7 +2,7 @@
 
     python benchmarks/readme_commands.py                 # both, in a fresh copy and a fresh venv
     python benchmarks/readme_commands.py --only arena    # command 1: pip install -e . && carnac arena
-    python benchmarks/readme_commands.py --only tests    # command 2: pip install -e ".[test]" && pytest -m "not slow"
+    python benchmarks/readme_commands.py --only tests    # command 2: pip install -e ".[test]" && pytest -m "not slow" -n auto
     python benchmarks/readme_commands.py --write         # ... and put the numbers into README.md
 
 The working tree's files (tracked and untracked, not ignored) are copied to a temporary folder,
@@ -40,7 +40,7 @@ from carnac_env._files import write_text
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 #: The quick suite, as the README's test command runs it.
-TEST_COMMAND = ["-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider"]
+TEST_COMMAND = ["-m", "pytest", "-q", "-m", "not slow", "-n", "auto", "-p", "no:cacheprovider"]
 
 
 def children_cpu() -> float:
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         timed("carnac arena again (kernels compiled)", [str(venv / "bin" / "carnac"), "arena"], again, env)
     if args.only in (None, "tests"):
         timed("install the test extra", [python, "-m", "pip", "install", "-q", "-e", ".[test]"], work, env)
-        cpu, wall, status = timed("pytest -m 'not slow'", [python, *TEST_COMMAND], work, env)
+        cpu, wall, status = timed("pytest -m 'not slow' -n auto", [python, *TEST_COMMAND], work, env)
         failed |= status != 0
         results["tests"] = (cpu, wall)
     load = max(load, os.getloadavg()[0])

@@ -58,8 +58,9 @@ def test_a_skipped_module_leaves_the_list_when_its_tests_run_and_keeps_those_tha
 def test_the_readme_test_command_is_what_ci_runs_and_its_time_is_measured() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert 'pip install -e ".[test]" && pytest -m "not slow"' in readme
-    assert '"$py" -m pip install --quiet -e ".[test]"' in ci and 'args=(-m "not slow")' in ci and "args=(-m slow)" in ci
+    assert 'pip install -e ".[test]" && pytest -m "not slow" -n auto\n' in readme
+    assert '"$py" -m pip install --quiet -e ".[test]"' in ci and 'args=(-m "not slow" -n auto)' in ci
+    assert "args=(-m slow)" in ci
     # Each set-up command states a measured time with the command that measures it.
     for only in ("arena", "tests"):
         assert f": python benchmarks/readme_commands.py --only {only}\n" in readme
@@ -111,3 +112,59 @@ def test_a_crash_leaves_the_test_it_was_in_and_every_threads_traceback(tmp_path:
     assert "threading.py" in crash  # the other thread's stack too
     ci = (ROOT / ".ci" / "run").read_text()
     assert 'cat "$log.crash"' in ci and 'cat "$log.running"' in ci
+
+
+def _xdist_project(tmp_path: Path) -> None:
+    """Two modules that skip through the same helper line (one skip location and reason, which
+    pytest-xdist forwards once), and a module with tests."""
+    (tmp_path / "helper.py").write_text("import pytest\ndef need():\n    pytest.skip('torch is not installed', allow_module_level=True)\n")
+    for name in ("test_one.py", "test_two.py"):
+        (tmp_path / name).write_text("import helper\nhelper.need()\ndef test_x():\n    pass\n")
+    (tmp_path / "test_fine.py").write_text("def test_a():\n    pass\ndef test_b():\n    pass\n")
+
+
+def test_under_xdist_every_skipped_module_reaches_the_log(tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("xdist")
+    _xdist_project(tmp_path)
+    log = tmp_path / "entry.json"
+    env = {**os.environ, "CARNAC_CI_LOG": str(log), "PYTHONPATH": f"{ROOT / '.ci'}{os.pathsep}{tmp_path}"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "carnac_ci", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    outcomes = json.loads(log.read_text())
+    assert outcomes["test_one.py"] == ["skipped", "torch is not installed"]
+    assert outcomes["test_two.py"] == ["skipped", "torch is not installed"]
+    assert outcomes["test_fine.py::test_a"] == ["passed", ""] and outcomes["test_fine.py::test_b"] == ["passed", ""]
+    assert _carnac_ci().pending([str(log)]) == {n: "torch is not installed" for n in ("test_one.py", "test_two.py")}
+
+
+def test_under_xdist_a_worker_crash_leaves_its_test_and_tracebacks(tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("xdist")
+    (tmp_path / "test_crash.py").write_text("import os\ndef test_dies_in_compiled_code():\n    os.abort()\n")
+    log = tmp_path / "entry.json"
+    env = {**os.environ, "CARNAC_CI_LOG": str(log), "PYTHONPATH": str(ROOT / ".ci")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "carnac_ci", "-p", "no:cacheprovider", "test_crash.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 1, (run.returncode, run.stdout, run.stderr)  # xdist reports the crash as a failure
+    crashes = [p for p in tmp_path.glob("entry.json.crash.gw*") if p.read_text()]
+    assert len(crashes) == 1 and "Fatal Python error: Aborted" in crashes[0].read_text()
+    running = crashes[0].with_name(crashes[0].name.replace(".crash.", ".running."))
+    assert running.read_text() == "test_crash.py::test_dies_in_compiled_code\n"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "worker_crash" in ci
