@@ -2,7 +2,7 @@
 
     python benchmarks/readme_commands.py                 # both, in a fresh copy and a fresh venv
     python benchmarks/readme_commands.py --only arena    # command 1: pip install -e . && carnac arena
-    python benchmarks/readme_commands.py --only tests    # command 2: pip install -e ".[test]" && pytest -m "not slow" -n auto
+    python benchmarks/readme_commands.py --only tests    # command 2: pytest -m "not slow" -n auto
     python benchmarks/readme_commands.py --write         # ... and put the numbers into README.md
 
 The working tree's files (tracked and untracked, not ignored) are copied to a temporary folder,

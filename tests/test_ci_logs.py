@@ -117,7 +117,9 @@ def test_a_crash_leaves_the_test_it_was_in_and_every_threads_traceback(tmp_path:
 def _xdist_project(tmp_path: Path) -> None:
     """Two modules that skip through the same helper line (one skip location and reason, which
     pytest-xdist forwards once), and a module with tests."""
-    (tmp_path / "helper.py").write_text("import pytest\ndef need():\n    pytest.skip('torch is not installed', allow_module_level=True)\n")
+    (tmp_path / "helper.py").write_text(
+        "import pytest\ndef need():\n    pytest.skip('torch is not installed', allow_module_level=True)\n"
+    )
     for name in ("test_one.py", "test_two.py"):
         (tmp_path / name).write_text("import helper\nhelper.need()\ndef test_x():\n    pass\n")
     (tmp_path / "test_fine.py").write_text("def test_a():\n    pass\ndef test_b():\n    pass\n")
