@@ -227,3 +227,57 @@ def test_board_arrays_match_the_tuples() -> None:
         edges = {(s, o) for s in range(board.squares) for o in board.neighbours[s] if o > s}
         assert {tuple(e) for e in arrays.edges.tolist()} == edges and len(arrays.edges) == len(edges)
         assert not arrays.tilt_squares.flags.writeable
+
+
+# --------------------------------------------------------------------------- board specs
+@pytest.mark.parametrize(
+    ("spec", "rules"),
+    [
+        ("medium", ("medium", 7, 10, 28, 3, True)),
+        (" small ", ("small", 5, 8, 28, 3, True)),
+        ("medium:last_tilt=0", ("medium", 7, 10, 28, 3, False)),
+        ("kerlescan:megaliths=20", ("custom", 7, 10, 20, 5, True)),
+        ("7x9", ("custom", 7, 9, 28, 3, True)),
+        ("7x9:megaliths=30,min_dolmen=4,last_tilt=0", ("custom", 7, 9, 30, 4, False)),
+        ("64x64:megaliths=127", ("custom", 64, 64, 127, 3, True)),
+        ("1x4:megaliths=9, last_tilt = true", ("custom", 1, 4, 9, 3, True)),
+    ],
+)
+def test_a_board_spec_names_its_board_and_reads_back(spec: str, rules: tuple) -> None:
+    from carnac_env.core import board_spec, parse_board
+
+    board = parse_board(spec)
+    assert (board.name, board.rows, board.cols, board.megaliths, board.min_dolmen, board.last_tilt) == rules
+    assert make_board(spec) == board  # every --board goes through make_board
+    assert parse_board(board_spec(board)) == board
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("7x99", "cols=99; expected a whole number in 1..64"),
+        ("0x9", "rows=0; expected a whole number in 1..64"),
+        ("7x9:megaliths=128", "megaliths=128; expected a whole number in 1..127"),
+        ("7x9:megaliths=٣", "megaliths='٣'; expected a whole number in 1..127 in ASCII digits"),
+        ("7x9:min_dolmen=64", "min_dolmen=64 can never be reached on a 7 x 9 board"),
+        ("7x9:rows=3", "unknown option 'rows'; expected any of megaliths, min_dolmen, last_tilt"),
+        ("7x9:megaliths", "'megaliths' is not option=value"),
+        ("7x9:megaliths=3,megaliths=4", "option 'megaliths' is given twice"),
+        ("7x9:last_tilt=maybe", "last_tilt='maybe'; expected 0 or 1"),
+        ("mediun:last_tilt=0", "unknown board 'mediun'"),
+        ("mediun", "unknown board 'mediun'; expected one of small"),
+        ("7x9" + ",x" * 200, "expected at most 200"),
+    ],
+)
+def test_a_bad_board_spec_names_the_bad_part_and_the_limit(spec: str, words: str) -> None:
+    with pytest.raises(CarnacError) as raised:
+        make_board(spec)
+    assert words in str(raised.value), str(raised.value)
+
+
+def test_board_specs_of_equal_rules_are_equal_and_named_boards_keep_their_names() -> None:
+    from carnac_env.core import board_spec
+
+    assert [board_spec(BOARDS[name]) for name in BOARDS] == list(BOARDS)
+    assert board_spec(make_board("custom", rows=7, cols=10)) == "7x10:megaliths=28,min_dolmen=3"
+    assert board_spec(make_board("le_menec", last_tilt=False)) == "le_menec:last_tilt=0"

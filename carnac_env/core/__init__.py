@@ -12,7 +12,7 @@ library only.
 
 from carnac_env.core.actions import Action, decline_action, decode, place_action, tilt_action
 from carnac_env.core.arithmetic import tilt_colours
-from carnac_env.core.boards import BOARDS, DIRECTION_NAMES, Board, make_board
+from carnac_env.core.boards import BOARDS, DIRECTION_NAMES, Board, board_spec, make_board, parse_board
 from carnac_env.core.game import EMPTY, LYING, OVER, PLACE, RED, RESPOND, STANDING, WHITE, GameState, Moves
 from carnac_env.core.notation import action_to_text, parse_action, parse_square, square_name
 from carnac_env.core.observation import NUM_PLANES, PLANE_NAMES, legal_mask, observation_planes
@@ -39,6 +39,7 @@ __all__ = [
     "Result",
     "action_to_text",
     "bga_score",
+    "board_spec",
     "compare_dolmens",
     "decline_action",
     "decode",
@@ -47,6 +48,7 @@ __all__ = [
     "make_board",
     "observation_planes",
     "parse_action",
+    "parse_board",
     "parse_square",
     "place_action",
     "score",

@@ -5,16 +5,25 @@ megaliths in the shared supply, the smallest group that counts as a dolmen, and 
 the last megalith placed may still be tilted (``last_tilt``). The seven boards played on
 Board Game Arena are in :data:`BOARDS`; :func:`make_board` builds a named board, a named
 board with some options changed, or a custom one, and rejects impossible ones.
+
+Every ``--board`` of the command line, and :func:`make_board` itself, reads one syntax,
+written here beside the names (:func:`parse_board`; :func:`board_spec` writes it back)::
+
+    medium                          a named board
+    medium:last_tilt=0              a named board with options changed
+    7x9                             a custom board, 7 rows by 9 columns (28 megaliths, dolmens of 3)
+    7x9:megaliths=30,min_dolmen=4,last_tilt=0
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from carnac_env._checks import is_flag
+from carnac_env._checks import is_flag, whole_text
 from carnac_env.errors import CarnacError, UnknownOptionError
 
 #: Directions, in the order of the action encoding: 0 north, 1 east, 2 south, 3 west.
@@ -221,10 +230,86 @@ def make_board(board: str | Board = "medium", **rules: Any) -> Board:
         )
     elif isinstance(board, str) and board in BOARDS:
         base = BOARDS[board]
+    elif isinstance(board, str):
+        base = parse_board(board)  # a spec: a size, or a name with options (or an unknown name, refused there)
     else:
-        raise CarnacError(f"unknown board {board!r}; expected one of {', '.join(BOARDS)} or 'custom'")
+        raise CarnacError(f"unknown board {board!r}; expected {BOARD_SYNTAX}")
     if not rules:
         return base
     changed = {key for key, value in rules.items() if getattr(base, key) != value}
     name = "custom" if changed - {"last_tilt"} else base.name
     return replace(base, name=name, **rules)
+
+
+#: What a board spec may be, for error messages.
+BOARD_SYNTAX = (
+    f"one of {', '.join(BOARDS)}, a custom size ROWSxCOLS (e.g. 7x9), or either followed by options "
+    "(e.g. 7x9:megaliths=30,min_dolmen=4,last_tilt=0)"
+)
+#: The options a board spec may set after its name or size.
+SPEC_OPTIONS = ("megaliths", "min_dolmen", "last_tilt")
+#: The longest board spec read (a longer one is refused before it is parsed).
+MAX_SPEC_CHARS = 200
+_SIZE = re.compile(r"([0-9]+)x([0-9]+)", re.ASCII)
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def parse_board(spec: str) -> Board:
+    """The :class:`Board` a board spec names (the syntax is in the module docstring): a name
+    from :data:`BOARDS` or a size ``ROWSxCOLS``, then optionally ``:`` and ``option=value``
+    pairs joined by ``,`` (``megaliths``, ``min_dolmen``, ``last_tilt`` as 0/1 or
+    true/false). Sizes and counts are ASCII digits.
+
+    Raises:
+        CarnacError: anything else, naming the bad part and what was expected; an impossible
+            board names the limit it breaks (:data:`MAX_SIDE`, :data:`MAX_MEGALITHS`, ...).
+    """
+    if not isinstance(spec, str):
+        raise CarnacError(f"a board spec must be text, got {type(spec).__name__}; expected {BOARD_SYNTAX}")
+    text = spec.strip()
+    if len(text) > MAX_SPEC_CHARS:
+        raise CarnacError(f"board spec of {len(text)} characters; expected at most {MAX_SPEC_CHARS}: {BOARD_SYNTAX}")
+    head, colon, tail = text.partition(":")
+    options = _spec_options(spec, tail) if colon else {}
+    size = _SIZE.fullmatch(head)
+    if size:
+        rows = whole_text(f"board {spec!r}: rows", size.group(1), 1, MAX_SIDE)
+        cols = whole_text(f"board {spec!r}: cols", size.group(2), 1, MAX_SIDE)
+        return make_board("custom", rows=rows, cols=cols, **options)
+    if head not in BOARDS:
+        where = "" if head == text else f" in {spec!r}"
+        raise CarnacError(f"unknown board {head!r}{where}; expected {BOARD_SYNTAX}")
+    return make_board(head, **options)
+
+
+def _spec_options(spec: str, tail: str) -> dict[str, Any]:
+    """The ``option=value`` pairs after a board spec's colon, read and range-checked."""
+    options: dict[str, Any] = {}
+    for part in tail.split(","):
+        key, eq, value = (piece.strip() for piece in part.partition("="))
+        if not eq or not key or not value:
+            raise CarnacError(f"board {spec!r}: {part.strip()!r} is not option=value (e.g. megaliths=30)")
+        if key not in SPEC_OPTIONS:
+            raise CarnacError(f"board {spec!r}: unknown option {key!r}; expected any of {', '.join(SPEC_OPTIONS)}")
+        if key in options:
+            raise CarnacError(f"board {spec!r}: option {key!r} is given twice")
+        if key == "last_tilt":
+            if value.lower() not in _TRUE + _FALSE:
+                raise CarnacError(f"board {spec!r}: last_tilt={value!r}; expected 0 or 1 (or true/false)")
+            options[key] = value.lower() in _TRUE
+        elif key == "megaliths":
+            options[key] = whole_text(f"board {spec!r}: megaliths", value, 1, MAX_MEGALITHS)
+        else:
+            options[key] = whole_text(f"board {spec!r}: min_dolmen", value, 1, MAX_SIDE * MAX_SIDE)
+    return options
+
+
+def board_spec(board: Board) -> str:
+    """The board spec that :func:`parse_board` reads back as ``board``: its name for a named
+    board (with ``:last_tilt=0`` where that differs), else ``ROWSxCOLS:megaliths=M,min_dolmen=D``
+    (and ``,last_tilt=0``). Two boards with the same rules have the same spec."""
+    named = BOARDS.get(board.name)
+    if named is not None and replace(named, last_tilt=board.last_tilt) == board:
+        return board.name + ("" if board.last_tilt == named.last_tilt else f":last_tilt={int(board.last_tilt)}")
+    spec = f"{board.rows}x{board.cols}:megaliths={board.megaliths},min_dolmen={board.min_dolmen}"
+    return spec + ("" if board.last_tilt else ",last_tilt=0")
