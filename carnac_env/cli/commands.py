@@ -212,32 +212,23 @@ def cmd_endgames(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- panel
 def cmd_panel(args: argparse.Namespace) -> int:
-    """``carnac panel ARENA_DIR --name NAME --version N --command ...``: write a new panel file
-    from a finished round robin (never over an existing one)."""
-    from carnac_env.evaluate.panel import PANEL_DIR
-
-    out = Path(args.out) if args.out else PANEL_DIR / f"{args.name}-v{args.version}.json"
-    write_panel(args, out)
-    print(f"wrote {out}")
-    return 0
-
-
-def write_panel(args: argparse.Namespace, out: Path) -> None:
-    """Build the panel from the finished arena and write it to ``out``, holding the locks of the
-    arena's folder (no run may change it while it is read) and of ``out``'s folder (two runs
-    never race to write one version); ``out`` is checked to be absent within those locks.
+    """``carnac panel ARENA_DIR --name NAME --version N --command ...``: build the panel from the
+    finished arena and write it (to the package's panels folder, or ``--out``), holding the locks
+    of the arena's folder (no run may change it while it is read) and of the file's folder (two
+    runs never race to write one version); the file is checked to be absent within those locks.
 
     Raises:
-        CarnacError: ``out`` exists (or is a link), a folder is in use by another run, or the
-            arena folder holds no finished arena.
+        CarnacError: the file exists (or is a link): a panel version is never rewritten; a folder
+            is in use by another run, or the arena folder holds no finished arena.
     """
     import os
     from contextlib import nullcontext
 
     from carnac_env._files import lock_folder, write_json
     from carnac_env.errors import CarnacError
-    from carnac_env.evaluate.panel import build_panel, parse_panel
+    from carnac_env.evaluate.panel import PANEL_DIR, build_panel, parse_panel
 
+    out = Path(args.out) if args.out else PANEL_DIR / f"{args.name}-v{args.version}.json"
     arena = Path(args.arena_dir)
     if not arena.is_dir():
         raise CarnacError(f"{arena} is not a folder; expected the output folder of the panel's round robin")
@@ -251,6 +242,8 @@ def write_panel(args: argparse.Namespace, out: Path) -> None:
         data = build_panel(arena, args.name, args.version, args.command, args.anchor, args.games, args.seed, args.note)
         parse_panel(data, out)
         write_json(out, data)
+    print(f"wrote {out}")
+    return 0
 
 
 # --------------------------------------------------------------------------- diagnose
