@@ -19,13 +19,7 @@ from carnac_env.evaluate.endgames.score import EndgameErrors, Share, endgame_err
 from carnac_env.evaluate.endgames.sets import load_endgames
 from carnac_env.models import pinned_models
 
-__all__ = [
-    "RESULTS_NAME",
-    "format_endgame_table",
-    "merge_endgame_results",
-    "read_endgame_results",
-    "run_endgames",
-]
+__all__ = ["RESULTS_NAME", "format_endgame_table", "merge_endgame_results", "read_endgame_results", "run_endgames"]
 
 
 def _cell(share: Share) -> str:
