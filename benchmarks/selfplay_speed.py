@@ -19,7 +19,7 @@ The process is pinned to one CPU (``os.sched_setaffinity``), so both run on the 
 after the other, in alternating rounds; the script prints the median simulations/s of each and
 their ratio, then the network's share of our time and the rate our network alone allows (a
 ceiling on the ratio that no search speed-up can pass). The defaults are the training
-settings of ``carnac train`` for the board (carnac_env/train/cli.py): ``--sims`` and ``--games``.
+settings of ``carnac train`` for the board (carnac_env/cli/train.py): ``--sims`` and ``--games``.
 
     pip install 'carnac-env[search]'     # jax and mctx
     python benchmarks/selfplay_speed.py --board small --rounds 5
@@ -48,7 +48,7 @@ from carnac_env.train.selfplay import selfplay_network
 
 def training_settings(board: str) -> dict[str, int]:
     """The self-play settings ``carnac train`` uses on ``board`` (sims, games, considered)."""
-    from carnac_env.train.cli import BOARD_DEFAULTS
+    from carnac_env.cli.train import BOARD_DEFAULTS
     from carnac_env.train.config import Config
 
     base = Config()

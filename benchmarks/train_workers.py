@@ -38,7 +38,7 @@ MODES = ("1 shard", "2 shards here", "--workers 2", "--ray")
 
 
 def timed_run(out: Path, args: argparse.Namespace, mode: str) -> tuple[float, object]:
-    from carnac_env.train.cli import BOARD_DEFAULTS
+    from carnac_env.cli.train import BOARD_DEFAULTS
     from carnac_env.train.trainer import Config, Trainer
     from carnac_env.train.workers import shard_players
 

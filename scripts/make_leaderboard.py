@@ -31,7 +31,7 @@ from carnac_env._files import write_text
 from carnac_env.agents import make
 from carnac_env.arena.ratings import is_likelihood
 from carnac_env.evaluate import load_panel, panel_ids
-from carnac_env.evaluate.endgames import ENDGAME_FORMAT, endgame_set_ids
+from carnac_env.evaluate.endgames.sets import ENDGAME_FORMAT, endgame_set_ids
 from carnac_env.evaluate.panel import default_panel_id
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -334,7 +334,7 @@ def play_endgames(seed: int = ENDGAME_SEED) -> None:
     import time
 
     from carnac_env._version import __version__
-    from carnac_env.evaluate.endgames import endgame_errors
+    from carnac_env.evaluate.endgames.score import endgame_errors
 
     stored = load_endgames_results()
     if stored["seed"] != seed:

@@ -325,8 +325,8 @@ def test_train_command_without_torch_says_what_to_install(tmp_path):
     code = (
         "import sys\n"
         "sys.modules['torch'] = None  # as if PyTorch were not installed\n"
-        "from carnac_env.train.cli import run\n"
-        f"raise SystemExit(run(['--out', {str(tmp_path / 'run')!r}, '--iterations', '1']))\n"
+        "from carnac_env.cli import main\n"
+        f"raise SystemExit(main(['train', '--out', {str(tmp_path / 'run')!r}, '--iterations', '1']))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr

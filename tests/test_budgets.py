@@ -97,10 +97,10 @@ def test_custom_boards_count_at_their_largest():
 
 def test_the_command_line_refuses_before_creating_anything(tmp_path, capsys):
     pytest.importorskip("torch")
-    from carnac_env.train.cli import run
+    from carnac_env.cli import main
 
     out = tmp_path / "run"
-    assert run(["--out", str(out), "--board", "le_menec", "--sims", "100000", "--no-progress"]) == 2
+    assert main(["train", "--out", str(out), "--board", "le_menec", "--sims", "100000", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("carnac: error: train: training setting sims=100000") and "Traceback" not in err
     assert not out.exists()

@@ -1,4 +1,4 @@
-"""Endgame sets (carnac_env/evaluate/endgames.py): the shipped files load and check, a malformed
+"""Endgame sets (carnac_env/evaluate/endgames/): the shipped files load and check, a malformed
 file is refused naming it, stored values agree with the rules core and the solver, and the error
 count of an agent is right on agents whose answer is known (always the worst move: every position
 an error; always the best: none), deterministic, and printed by ``carnac evaluate --endgames``."""
@@ -17,14 +17,9 @@ from carnac_env.cli import main
 from carnac_env.core.boards import BOARDS
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
-from carnac_env.evaluate.endgames import (
-    ENDGAME_DIR,
-    EndgameSet,
-    endgame_errors,
-    endgame_set_ids,
-    format_endgame_table,
-    load_endgames,
-)
+from carnac_env.evaluate.endgames.report import format_endgame_table
+from carnac_env.evaluate.endgames.score import endgame_errors
+from carnac_env.evaluate.endgames.sets import ENDGAME_DIR, EndgameSet, endgame_set_ids, load_endgames
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +175,7 @@ def test_a_hand_checked_position() -> None:
         W W .      c2: red on top: no dolmen, drawn; white on top closes White's row: lost
     """
     from carnac_env.core.notation import action_to_text
-    from carnac_env.evaluate.endgames import solved_values
+    from carnac_env.evaluate.endgames.make import solved_values
 
     state = GameState.from_diagram("custom", ["RR.", "WW."], supply=1, rows=2, cols=3, last_tilt=False)
     value, values = solved_values(state, 1)
@@ -194,7 +189,7 @@ def test_a_hand_checked_position() -> None:
 def test_regenerating_positions_gives_the_stored_values() -> None:
     """The solver, run again on the first positions of every set, gives the stored value of every
     move, and its own best move never loses value (an error rate of 0)."""
-    from carnac_env.evaluate.endgames import solved_values
+    from carnac_env.evaluate.endgames.make import solved_values
     from carnac_env.solve import solve
 
     for board in BOARDS:

@@ -26,7 +26,6 @@ from carnac_env.evaluate import (
     panel_ids,
 )
 from carnac_env.evaluate.card import format_card
-from carnac_env.evaluate.new_panel import main as new_panel_main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_MEMBERS = ["random", "greedy", "mcts:sims=30"]
@@ -108,7 +107,7 @@ def tiny_panel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("panel")
     run_arena(TINY_MEMBERS, root / "arena", board="small", games=16, seed=0, progress=False, echo=_quiet)
     path = root / "tiny-v1.json"
-    assert new_panel_main([str(root / "arena"), "--name", "tiny", "--version", "1", "--command", "test",
+    assert main(["panel", str(root / "arena"), "--name", "tiny", "--version", "1", "--command", "test",
                            "--games", "6", "--seed", "5", "--out", str(path)]) == 0  # fmt: skip
     return path
 
@@ -122,7 +121,7 @@ def test_panel_file_is_built_from_the_round_robin(tiny_panel: Path) -> None:
     data = json.loads(tiny_panel.read_text())
     assert data["measured"]["games_per_pair"] == 16 and data["measured"]["command"] == "test"
     # a panel version is never rewritten
-    assert new_panel_main([str(tiny_panel.parent / "arena"), "--name", "tiny", "--version", "1",
+    assert main(["panel", str(tiny_panel.parent / "arena"), "--name", "tiny", "--version", "1",
                            "--command", "again", "--out", str(tiny_panel)]) == 2  # fmt: skip
     assert json.loads(tiny_panel.read_text()) == data
 

@@ -219,11 +219,11 @@ def _small_record(folder: Path) -> Path:
 @pytest.mark.parametrize("option", ["--png", "--svg", "--html"])
 @pytest.mark.parametrize("hostile", ["device", "fifo", "link to a device"])
 def test_analysis_refuses_a_hostile_output_before_the_review(tmp_path, capsys, option, hostile):
-    from carnac_env.analysis.__main__ import main
+    from carnac_env.cli import main
 
     path = HOSTILE[hostile](tmp_path)
     before = _kind(path)
-    assert main([str(_small_record(tmp_path)), option, str(path)]) == 2
+    assert main(["analyse", str(_small_record(tmp_path)), option, str(path)]) == 2
     assert f"cannot write {path}: it is" in capsys.readouterr().err
     assert _kind(path) == before
 

@@ -340,7 +340,7 @@ def test_a_panel_with_nan_is_refused_naming_the_file(tmp_path: Path, constant: s
 
 
 def test_an_endgame_set_with_nan_is_refused_naming_the_file(tmp_path: Path) -> None:
-    from carnac_env.evaluate.endgames import ENDGAME_DIR, load_endgames
+    from carnac_env.evaluate.endgames.sets import ENDGAME_DIR, load_endgames
 
     text = (ENDGAME_DIR / "petit_menec-v1.json").read_text()
     path = tmp_path / "set.json"

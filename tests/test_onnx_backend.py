@@ -141,11 +141,14 @@ def test_missing_onnxruntime_is_said_when_the_agent_is_made(monkeypatch):
 
 def test_missing_onnxruntime_is_said_before_training_starts(monkeypatch, tmp_path, capsys):
     pytest.importorskip("torch")
-    from carnac_env.train.cli import run
+    from carnac_env.cli import main
 
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     out = tmp_path / "run"
-    assert run(["--out", str(out), "--board", "petit_menec", "--selfplay-backend", "onnx-int8", "--no-progress"]) == 2
+    assert (
+        main(["train", "--out", str(out), "--board", "petit_menec", "--selfplay-backend", "onnx-int8", "--no-progress"])
+        == 2
+    )
     assert "carnac-env[onnx]" in capsys.readouterr().err and not out.exists()
 
 

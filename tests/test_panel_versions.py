@@ -12,9 +12,9 @@ import pytest
 from carnac_env import models
 from carnac_env.agents import parse_spec
 from carnac_env.arena import run_arena
+from carnac_env.cli import main
 from carnac_env.errors import CarnacError
 from carnac_env.evaluate import PANEL_DIR, default_panel_id, evaluate, evaluation_games, load_panel, panel_ids
-from carnac_env.evaluate.new_panel import main as new_panel_main
 
 V2 = ("small-v2", "medium-v2")
 #: The panels with az generations among their members: the v2 panels, the first panel of a
@@ -110,7 +110,7 @@ def test_a_round_robin_from_openings_gives_a_panel_that_opens_its_games(tmp_path
     run_arena(["random", "greedy"], tmp_path / "arena", board="small", games=4, seed=0, openings=2,
               progress=False, echo=_quiet)  # fmt: skip
     path = tmp_path / "two-v1.json"
-    assert new_panel_main([str(tmp_path / "arena"), "--name", "two", "--version", "1", "--command", "test",
+    assert main(["panel", str(tmp_path / "arena"), "--name", "two", "--version", "1", "--command", "test",
                            "--games", "2", "--seed", "3", "--out", str(path)]) == 0  # fmt: skip
     data = json.loads(path.read_text())
     assert data["defaults"] == {"games": 2, "seed": 3, "openings": 2} and data["measured"]["openings"] == 2

@@ -11,13 +11,18 @@ torch = require("torch")
 from _training import SHARDED, TINY, assert_same_run  # noqa: E402
 
 from carnac_env.agents import make  # noqa: E402
+from carnac_env.cli import main  # noqa: E402
 from carnac_env.core.boards import make_board  # noqa: E402
 from carnac_env.core.game import GameState  # noqa: E402
 from carnac_env.errors import CarnacError  # noqa: E402
 from carnac_env.models import load  # noqa: E402
-from carnac_env.train.cli import run  # noqa: E402
 from carnac_env.train.selfplay import Shard, greedy_games, selfplay_games  # noqa: E402
 from carnac_env.train.trainer import Config, Trainer  # noqa: E402
+
+
+def run(argv: list[str]) -> int:
+    """``carnac train ARGV``: the trainer's command line."""
+    return main(["train", *argv])
 
 
 def trainer(out, config=None, **kwargs):

@@ -17,12 +17,17 @@ torch = require("torch")
 
 from _training import SHARDED, assert_same_run  # noqa: E402
 
-from carnac_env.train.cli import run  # noqa: E402
+from carnac_env.cli import main  # noqa: E402
 from carnac_env.train.trainer import Config, Trainer  # noqa: E402
 from carnac_env.train.workers import RayPlayers, shard_players  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(SHARDED)  # two seeded shards: the runs compared are sharded runs
+
+
+def run(argv: list[str]) -> int:
+    """``carnac train ARGV``: the trainer's command line."""
+    return main(["train", *argv])
 
 
 def cli_args(out: Path, **extra: object) -> list[str]:

@@ -1,5 +1,5 @@
 """The ``carnac`` subcommands that hand over to a library function: ``agents``, ``arena``,
-``evaluate``, ``serve`` and ``train``."""
+``diagnose``, ``endgames``, ``evaluate``, ``panel`` and ``serve``."""
 
 from __future__ import annotations
 
@@ -10,14 +10,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["cmd_agents", "cmd_arena", "cmd_evaluate", "cmd_serve", "cmd_train"]
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    """``carnac train``: the trainer's own command line (carnac_env.train.cli)."""
-    from carnac_env.train.cli import main as train_main
-
-    return train_main(args)
+__all__ = ["cmd_agents", "cmd_arena", "cmd_diagnose", "cmd_endgames", "cmd_evaluate", "cmd_panel", "cmd_serve"]
 
 
 # --------------------------------------------------------------------------- agents
@@ -172,9 +165,9 @@ def default_workers() -> int:
 
 def _endgames(args: argparse.Namespace) -> int:
     """``carnac evaluate SPEC --endgames``: the error table on every board asked for
-    (:func:`~carnac_env.evaluate.endgames.run_endgames`), refusing the options it would ignore."""
+    (:func:`~carnac_env.evaluate.endgames.report.run_endgames`), refusing the options it would ignore."""
     from carnac_env.errors import CarnacError
-    from carnac_env.evaluate.endgames import run_endgames
+    from carnac_env.evaluate.endgames.report import run_endgames
 
     given = [f"--{name.replace('_', '-')}" for name in PANEL_ONLY_OPTIONS if getattr(args, name) not in (None, False)]
     if given:
@@ -189,6 +182,82 @@ def _endgames(args: argparse.Namespace) -> int:
         out=args.out,
         progress=not args.no_progress,
     )
+    return 0
+
+
+# --------------------------------------------------------------------------- endgames
+def cmd_endgames(args: argparse.Namespace) -> int:
+    """``carnac endgames --make BOARD``: make a board's endgame set and write it (settings not
+    given are the board's :data:`~carnac_env.evaluate.endgames.make.MAKE_SETTINGS`)."""
+    import shlex
+
+    from carnac_env._files import write_text
+    from carnac_env.evaluate.endgames.make import MAKE_SETTINGS, NODE_LIMIT, make_endgame_set
+    from carnac_env.evaluate.endgames.sets import ENDGAME_DIR, set_text
+
+    defaults = {"positions": 100, "megaliths_left": 4, "node_limit": NODE_LIMIT, **MAKE_SETTINGS.get(args.make, {})}
+    positions = defaults["positions"] if args.positions is None else args.positions
+    left = defaults["megaliths_left"] if args.megaliths_left is None else args.megaliths_left
+    limit = defaults["node_limit"] if args.node_limit is None else args.node_limit
+    command = (  # as the shipped sets record it (the same command as carnac endgames)
+        f"python -m carnac_env.evaluate.endgames --make {shlex.quote(args.make)} --positions {positions} "
+        f"--megaliths-left {left} --node-limit {limit} --seed {args.seed} --version {args.version}"
+    )
+    data = make_endgame_set(args.make, positions, left, args.seed, args.version, limit, command=command)
+    out = Path(args.out) if args.out else ENDGAME_DIR / f"{args.make}-v{args.version}.json"
+    write_text(out, set_text(data))
+    print(f"wrote {out} ({len(data['positions'])} positions, {data['made']['seconds']} s)")
+    return 0
+
+
+# --------------------------------------------------------------------------- panel
+def cmd_panel(args: argparse.Namespace) -> int:
+    """``carnac panel ARENA_DIR --name NAME --version N --command ...``: build the panel from the
+    finished arena and write it (to the package's panels folder, or ``--out``), holding the locks
+    of the arena's folder (no run may change it while it is read) and of the file's folder (two
+    runs never race to write one version); the file is checked to be absent within those locks.
+
+    Raises:
+        CarnacError: the file exists (or is a link): a panel version is never rewritten; a folder
+            is in use by another run, or the arena folder holds no finished arena.
+    """
+    import os
+    from contextlib import nullcontext
+
+    from carnac_env._files import lock_folder, write_json
+    from carnac_env.errors import CarnacError
+    from carnac_env.evaluate.panel import PANEL_DIR, build_panel, parse_panel
+
+    out = Path(args.out) if args.out else PANEL_DIR / f"{args.name}-v{args.version}.json"
+    arena = Path(args.arena_dir)
+    if not arena.is_dir():
+        raise CarnacError(f"{arena} is not a folder; expected the output folder of the panel's round robin")
+    same = arena.resolve() == out.parent.resolve()
+    with (
+        lock_folder(arena, "panel", create=False),
+        lock_folder(out.parent, "panel") if not same else nullcontext(),
+    ):
+        if os.path.lexists(out):
+            raise CarnacError(f"{out} exists; a panel version is never rewritten: give a new --version")
+        data = build_panel(arena, args.name, args.version, args.command, args.anchor, args.games, args.seed, args.note)
+        parse_panel(data, out)
+        write_json(out, data)
+    print(f"wrote {out}")
+    return 0
+
+
+# --------------------------------------------------------------------------- diagnose
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    """``carnac diagnose MODEL``: how well a model's value head predicts
+    (:func:`carnac_env.train.diagnose.diagnose`), printed as JSON."""
+    import json
+
+    from carnac_env.train.diagnose import diagnose
+
+    stats = diagnose(
+        args.model, args.board, args.games, args.sims, args.openings, args.playouts, args.seed, args.player
+    )
+    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in stats.items()}, indent=1))
     return 0
 
 

@@ -1,4 +1,9 @@
-"""The ``carnac`` command's argument parser: one function per subcommand, and the error style."""
+"""The ``carnac`` command's argument parser: one function per subcommand, and the error style.
+
+Every command line of the package is declared here (``carnac train``'s options in
+:mod:`carnac_env.cli.train`, beside the table of their help): the ``python -m`` entries
+(``carnac_env.train``, ``carnac_env.analysis``, ``carnac_env.evaluate.endgames``) forward to
+:func:`carnac_env.cli.main`."""
 
 from __future__ import annotations
 
@@ -83,12 +88,26 @@ def build_parser() -> argparse.ArgumentParser:
     boards = ", ".join(BOARDS)
     parser = CarnacArgumentParser(
         prog="carnac",
-        description="Carnac: agents, arena, evaluate, play, replay, serve and train. "
+        description="Carnac: agents, analyse, arena, diagnose, endgames, evaluate, panel, play, replay, serve and "
+        "train. "
         "'carnac COMMAND --help' says more about each.",
     )
     parser.add_argument("--version", action="version", version=f"carnac {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{agents,arena,evaluate,play,replay,serve,train}")
-    for add in (_add_agents, _add_arena, _add_evaluate, _add_play, _add_replay, _add_serve, _add_train):
+    # dest: not "command", which is an option of carnac panel (--command, the arena's command line)
+    sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
+    for add in (
+        _add_agents,
+        _add_analyse,
+        _add_arena,
+        _add_diagnose,
+        _add_endgames,
+        _add_evaluate,
+        _add_panel,
+        _add_play,
+        _add_replay,
+        _add_serve,
+        _add_train,
+    ):
         add(sub, boards)
     return parser
 
@@ -102,6 +121,40 @@ def _add_agents(sub: Any, boards: str) -> None:
         "NAME[:OPTION=VALUE...], e.g. mcts:sims=400 or az:model=runs/az/best.npz:sims=0), "
         "and the models the az agent plays.",
     )
+
+
+def _add_analyse(sub: Any, boards: str) -> None:
+    """``carnac analyse``: review a game with the learned agent (:mod:`carnac_env.cli.analyse`)."""
+    analyse = sub.add_parser(
+        "analyse",
+        help="review a game with the learned agent: its expected score, its mistakes, the solver's verdicts",
+        description="Review a game with the learned agent: Red's expected score at the start and the end, the "
+        "moves where the mover's expected score dropped most with the agent's preferred move, and the moves that "
+        "threw a solved result away. --html writes the game's web replay with the agent's view in it, --svg/--png "
+        "the curve; one of them may be -, standard output (the review in words then goes to standard error). "
+        "See docs/analysis.md.",
+    )
+    analyse.add_argument("game", help="a game record (.json) or an arena's games.jsonl (with --line)")
+    analyse.add_argument("--line", type=int, default=None, help="the game's line in a .jsonl file (1: the first)")
+    analyse.add_argument(
+        "--model", default=None, help="a model file or shipped model name (default: az's for the board)"
+    )
+    analyse.add_argument("--sims", type=int, default=200, help="simulations of each searched position (default 200)")
+    analyse.add_argument(
+        "--search",
+        default="mistakes",
+        choices=("mistakes", "all", "none"),
+        help="which positions to search (default mistakes)",
+    )
+    analyse.add_argument(
+        "--solve", type=int, default=7, help="solve positions with at most N megaliths left (default 7; 0: none)"
+    )
+    analyse.add_argument("--mistakes", type=int, default=3, help="how many of the biggest drops to list (default 3)")
+    analyse.add_argument(
+        "--html", default=None, help="write the web replay with the agent's view to this .html file (-: stdout)"
+    )
+    analyse.add_argument("--svg", default=None, help="write the curve to this .svg file (-: standard output)")
+    analyse.add_argument("--png", default=None, help="write the curve to this .png file (-: standard output)")
 
 
 def _add_arena(sub: Any, boards: str) -> None:
@@ -182,6 +235,45 @@ def _add_arena(sub: Any, boards: str) -> None:
     )
 
 
+def _add_diagnose(sub: Any, boards: str) -> None:
+    """``carnac diagnose``: how well a model's value head predicts (:mod:`carnac_env.train.diagnose`)."""
+    diagnose = sub.add_parser(
+        "diagnose",
+        help="how well a model's value head predicts the results of games",
+        description="How well a model's value head predicts: play --games games (seeded random openings, then "
+        "--player for both seats), ask the network for its value at every position and compare it with the game's "
+        "result, beside the mean of --playouts random playouts from each position. Prints the errors and "
+        "correlations as JSON (docs/training.md).",
+    )
+    diagnose.add_argument("model", help="a model file or a shipped model name")
+    diagnose.add_argument("--board", default="small", help="the board of the games (default small)")
+    diagnose.add_argument("--games", type=int, default=40, help="games played (default 40)")
+    diagnose.add_argument("--sims", type=int, default=64, help="simulations of the az agent over MODEL (default 64)")
+    diagnose.add_argument("--openings", type=int, default=4, help="random plies opening each game (default 4)")
+    diagnose.add_argument(
+        "--playouts", type=int, default=32, help="random playouts from each position, the reference (default 32)"
+    )
+    diagnose.add_argument("--seed", type=int, default=0, help="seed of the openings and the playouts (default 0)")
+    diagnose.add_argument("--player", default="", help="agent spec that plays the games (default: az over MODEL)")
+
+
+def _add_endgames(sub: Any, boards: str) -> None:
+    """``carnac endgames``: make a board's endgame set (:mod:`carnac_env.evaluate.endgames`)."""
+    endgames = sub.add_parser(
+        "endgames",
+        help="make an endgame set (carnac evaluate SPEC --endgames plays one)",
+        description="Make an endgame set (see carnac_env/evaluate/endgames/). Agents are measured on the sets "
+        "by carnac evaluate SPEC --endgames.",
+    )
+    endgames.add_argument("--make", required=True, metavar="BOARD", help=f"the board ({boards})")
+    endgames.add_argument("--positions", type=int, default=None, help="positions to keep (default: MAKE_SETTINGS)")
+    endgames.add_argument("--megaliths-left", type=int, default=None, help="the most megaliths left (default: ours)")
+    endgames.add_argument("--node-limit", type=int, default=None, help="skip a position whose solve passes it")
+    endgames.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
+    endgames.add_argument("--version", type=int, default=1, help="the set's version (default 1)")
+    endgames.add_argument("--out", default=None, help="the file to write (default: the package's BOARD-vVERSION.json)")
+
+
 def _add_evaluate(sub: Any, boards: str) -> None:
     """``carnac evaluate``: an agent against a reference panel."""
     evaluate = sub.add_parser(
@@ -241,6 +333,27 @@ def _add_evaluate(sub: Any, boards: str) -> None:
         metavar="ADDRESS",
         help="play the games as Ray tasks, as arena (default: no Ray)",
     )
+
+
+def _add_panel(sub: Any, boards: str) -> None:
+    """``carnac panel``: write a new reference panel from a finished round robin."""
+    panel = sub.add_parser(
+        "panel",
+        help="write a new reference panel from a finished round robin",
+        description="Write a new panel file from a finished round robin (never over an existing one). "
+        "See docs/evaluating.md.",
+    )
+    panel.add_argument("arena_dir", help="the output folder of the panel's round robin")
+    panel.add_argument("--name", required=True, help="the panel's name, e.g. medium")
+    panel.add_argument("--version", type=int, required=True, help="the panel's version, a new one")
+    panel.add_argument("--command", required=True, help="the exact command that played the round robin")
+    panel.add_argument(
+        "--anchor", default="random", help="the member pinned at 0 on the panel's scale (default random)"
+    )
+    panel.add_argument("--games", type=int, default=20, help="an evaluation's default games per opponent (default 20)")
+    panel.add_argument("--seed", type=int, default=1, help="an evaluation's default seed (default 1)")
+    panel.add_argument("--note", default="", help="a note stored in the panel file (default none)")
+    panel.add_argument("--out", default=None, help="the file (default: the package's panels folder)")
 
 
 def _add_play(sub: Any, boards: str) -> None:
@@ -335,7 +448,7 @@ def _add_serve(sub: Any, boards: str) -> None:
 
 
 def _add_train(sub: Any, boards: str) -> None:
-    """``carnac train``: the trainer's own options (:mod:`carnac_env.train.cli`)."""
+    """``carnac train``: the trainer's own options (:mod:`carnac_env.cli.train`)."""
     train = sub.add_parser(
         "train",
         help="AlphaZero-style training of the az agent (needs the train extra)",
@@ -343,6 +456,6 @@ def _add_train(sub: Any, boards: str) -> None:
         "engine: a greedy bootstrap, then PUCT self-play. Writes OUT/checkpoint.pt, OUT/model.npz, "
         "OUT/best.npz and the learning curve; run the same command again to resume. See docs/training.md.",
     )
-    from carnac_env.train.cli import add_arguments as add_train_arguments
+    from carnac_env.cli.train import add_arguments as add_train_arguments
 
     add_train_arguments(train)

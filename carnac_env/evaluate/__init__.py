@@ -19,13 +19,16 @@ from it) and ``card.json``. docs/evaluating.md explains the scale and how to cit
 
 Against the truth instead: :func:`endgame_errors` (``carnac evaluate SPEC --endgames``) counts
 how often an agent's move throws away a win or a draw in a board's endgame set, positions from
-real games solved exactly (:mod:`carnac_env.evaluate.endgames`).
+real games solved exactly (:mod:`carnac_env.evaluate.endgames`: the set file, making a set,
+scoring an agent, the report).
 """
 
 from __future__ import annotations
 
 from carnac_env.evaluate.card import CARD_FORMAT, evaluate, evaluation_games, format_card, make_card
-from carnac_env.evaluate.endgames import EndgameErrors, EndgameSet, endgame_errors, format_endgame_table, load_endgames
+from carnac_env.evaluate.endgames.report import format_endgame_table
+from carnac_env.evaluate.endgames.score import EndgameErrors, endgame_errors
+from carnac_env.evaluate.endgames.sets import EndgameSet, load_endgames
 from carnac_env.evaluate.panel import (
     PANEL_DIR,
     PANEL_FORMAT,

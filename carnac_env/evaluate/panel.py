@@ -15,8 +15,8 @@ refused unless the caller trusts it (``trust_code=True``, ``carnac evaluate --pa
 Panel files are written once by :func:`build_panel` from a finished round robin
 (``carnac arena ...``) and never rewritten: a better measurement, another member or
 another budget is a new version in a new file, so every published card keeps meaning what
-it said. ``python -m carnac_env.evaluate.new_panel ARENA_DIR --name NAME --version N
---command "..."`` writes a new one.
+it said. ``carnac panel ARENA_DIR --name NAME --version N --command "..."`` writes a new
+one.
 """
 
 from __future__ import annotations

@@ -9,10 +9,11 @@ batched engine, replay buffer with board symmetries, resumable checkpoints, lear
 :mod:`carnac_env.train.workers` plays on local processes or Ray actors, without PyTorch),
 :mod:`carnac_env.train.model` the PyTorch twin of the numpy network in
 :mod:`carnac_env.models`, :mod:`carnac_env.train.config` the settings,
-:mod:`carnac_env.train.diagnose` a check of a model's value head, and
-:mod:`carnac_env.train.cli` the command line. docs/training.md tells how to train and what the
-shipped models cost. Needs PyTorch (``pip install 'carnac-env[train]'``); playing a model does
-not. (The self-play PPO tutorial that lived here is examples/selfplay_ppo.py, Tutorial 4.)
+:mod:`carnac_env.train.diagnose` a check of a model's value head
+(``carnac diagnose``); the command line is ``carnac train`` (:mod:`carnac_env.cli.train`).
+docs/training.md tells how to train and what the shipped models cost. Needs PyTorch
+(``pip install 'carnac-env[train]'``); playing a model does not. (The self-play PPO tutorial
+that lived here is examples/selfplay_ppo.py, Tutorial 4.)
 """
 
 from __future__ import annotations

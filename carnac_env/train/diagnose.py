@@ -1,4 +1,4 @@
-"""How well a model's value head predicts: ``python -m carnac_env.train.diagnose MODEL``.
+"""How well a model's value head predicts: ``carnac diagnose MODEL`` (:func:`diagnose`).
 
 Plays ``--games`` games (seeded random openings of ``--openings`` plies, then ``--player`` for
 both seats: by default the ``az`` agent over the model with ``--sims`` simulations; give another
@@ -17,9 +17,6 @@ Nothing here needs PyTorch; a model's card (docs/training.md) quotes these numbe
 """
 
 from __future__ import annotations
-
-import argparse
-import json
 
 import numpy as np
 
@@ -91,25 +88,3 @@ def diagnose(
         "playout_corr_early": corr(m[early], z[early]),
         "playout_corr_late": corr(m[late], z[late]),
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m carnac_env.train.diagnose", description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="a model file or a shipped model name")
-    parser.add_argument("--board", default="small")
-    parser.add_argument("--games", type=int, default=40)
-    parser.add_argument("--sims", type=int, default=64)
-    parser.add_argument("--openings", type=int, default=4)
-    parser.add_argument("--playouts", type=int, default=32)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--player", default="", help="agent spec that plays the games (default: az over MODEL)")
-    args = parser.parse_args(argv)
-    stats = diagnose(
-        args.model, args.board, args.games, args.sims, args.openings, args.playouts, args.seed, args.player
-    )
-    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in stats.items()}, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
-"""The command line of the trainer: ``python -m carnac_env.train --board small --out DIR``.
+"""``carnac train --board small --out DIR`` (``python -m carnac_env.train`` forwards here).
 
-:func:`add_arguments` fills an ``argparse`` parser (``carnac train`` uses the same), and
-:func:`main` runs it. Running again on the same ``--out`` resumes from its checkpoint (the
+:func:`add_arguments` fills the ``carnac train`` parser, and :func:`cmd_train` runs it.
+Running again on the same ``--out`` resumes from its checkpoint (the
 settings are the checkpoint's; ``--iterations`` and ``--minutes`` are the new command's, and so
 are ``--workers`` and ``--ray``, which say where the self-play shards are played, not what they
 play, and the evaluation settings given (``--eval-every``, ``--eval-games``, ``--eval-sims``,
@@ -14,7 +14,6 @@ other setting given on resume that differs from the checkpoint's is refused, nam
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -22,6 +21,8 @@ from typing import Any
 
 from carnac_env import _checks
 from carnac_env.errors import CarnacError
+
+__all__ = ["BOARD_DEFAULTS", "add_arguments", "cmd_train"]
 
 #: Per-board defaults that differ from :class:`carnac_env.train.config.Config`'s: on small and
 #: medium, the settings that trained the shipped models (docs/training.md, "Shipped models").
@@ -151,63 +152,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, type=type(default), default=None, help=f"{_HELP[field.name]} (default {shown}{note})")
 
 
-def main(args: argparse.Namespace) -> int:
-    """Run (or resume) training as ``args`` say; returns the exit status."""
-    from carnac_env.train.config import Config
-
+def cmd_train(args: argparse.Namespace) -> int:
+    """``carnac train``: run (or resume) training as ``args`` say; returns the exit status."""
     try:
-        from carnac_env.train.trainer import Trainer
+        import carnac_env.train.trainer  # noqa: F401  (it imports PyTorch: a missing one is said here)
     except ImportError as err:
         print(f"carnac train needs PyTorch (pip install 'carnac-env[train]'): {err}", file=sys.stderr)
         return 2
     from carnac_env.arena.runner import sigterm_as_interrupt
-    from carnac_env.core.boards import make_board
-    from carnac_env.train.config import check_shards
-    from carnac_env.train.mix import GENERAL
-    from carnac_env.train.trainer import EVALUATION_SETTINGS
-    from carnac_env.train.workers import check_players, shard_players
+    from carnac_env.train.workers import shard_players
 
     if getattr(args, "export", None):
         return _export(args.out, args.export)
     workers, ray = getattr(args, "workers", None), getattr(args, "ray", None)
     try:
-        values = {"board": args.board, **BOARD_DEFAULTS.get(args.board, {})}
-        for field in fields(Config):
-            given = getattr(args, field.name, None)
-            if field.name != "board" and given is not None:
-                values[field.name] = given
-        # what can be checked before a Ray starts or a worker spawns
-        if args.board != GENERAL:
-            make_board(args.board)
-        _checks.number("--minutes", args.minutes, 0.0)
-        check_players(workers, ray)
-        if values.get("selfplay_backend") == "onnx-int8":
-            from carnac_env.models.onnx_runtime import _modules
-
-            _modules()  # a missing onnxruntime is said now, not at the first self-play iteration
-        if "selfplay_shards" in values:
-            check_shards(values["selfplay_shards"], values.get("games", Config.games))
-        games = values.get("games", Config.games)
-        if "selfplay_shards" not in values and (workers is not None or ray is not None):
-            # the players' shards (one per worker) are known once they start; until then, check
-            # with the most shards they can make (the trainer checks again with the real ones)
-            Config(**dict(values, selfplay_shards=min(workers or games, games))).check()
-        else:
-            Config(**values).check()
+        values = _checked_settings(args, workers, ray)
         with sigterm_as_interrupt(), shard_players(workers, ray) as players:
-            if players is not None and "selfplay_shards" not in values:
-                values["selfplay_shards"] = min(players.workers, games)
-            config = Config(**values)
-            given = {k: getattr(args, k) for k in EVALUATION_SETTINGS if getattr(args, k, None) is not None}
-            trainer = Trainer(
-                args.out,
-                config,
-                progress=not args.no_progress,
-                iterations=args.iterations,
-                players=players,
-                evaluation=given,
-                lr_schedule=getattr(args, "lr_schedule", None),
-            )
+            trainer = _new_trainer(args, values, players)
             with trainer:
                 _refuse_changed_settings(trainer, args)
                 rows = _train(trainer, args, players, ray)
@@ -228,6 +189,64 @@ def main(args: argparse.Namespace) -> int:
     best_text = str(best) if best.is_file() else "none written (no evaluation has run; --eval-every N sets how often)"
     print(f"model: {trainer.out / 'model.npz'}  best: {best_text}  curve: {trainer.out / 'curve.csv'}")
     return 0
+
+
+def _checked_settings(args: argparse.Namespace, workers: int | None, ray: str | None) -> dict[str, Any]:
+    """The run's settings: the board's defaults (:data:`BOARD_DEFAULTS`), then those given,
+    checked as far as they can be before a Ray starts or a worker spawns.
+
+    Raises:
+        CarnacError: a bad board, ``--minutes``, worker count or setting; a missing onnxruntime
+            for ``--selfplay-backend onnx-int8``.
+    """
+    from carnac_env.core.boards import make_board
+    from carnac_env.train.config import Config, check_shards
+    from carnac_env.train.mix import GENERAL
+    from carnac_env.train.workers import check_players
+
+    values = {"board": args.board, **BOARD_DEFAULTS.get(args.board, {})}
+    for field in fields(Config):
+        given = getattr(args, field.name, None)
+        if field.name != "board" and given is not None:
+            values[field.name] = given
+    if args.board != GENERAL:
+        make_board(args.board)
+    _checks.number("--minutes", args.minutes, 0.0)
+    check_players(workers, ray)
+    if values.get("selfplay_backend") == "onnx-int8":
+        from carnac_env.models.onnx_runtime import _modules
+
+        _modules()  # a missing onnxruntime is said now, not at the first self-play iteration
+    games = values.get("games", Config.games)
+    if "selfplay_shards" in values:
+        check_shards(values["selfplay_shards"], games)
+    if "selfplay_shards" not in values and (workers is not None or ray is not None):
+        # the players' shards (one per worker) are known once they start; until then, check
+        # with the most shards they can make (the trainer checks again with the real ones)
+        Config(**dict(values, selfplay_shards=min(workers or games, games))).check()
+    else:
+        Config(**values).check()
+    return values
+
+
+def _new_trainer(args: argparse.Namespace, values: dict[str, Any], players: Any) -> Any:
+    """The trainer of ``--out`` with the checked ``values`` (a new run's shards, when none were
+    given, one per started player), the evaluation settings given and ``--lr-schedule``."""
+    from carnac_env.train.config import Config
+    from carnac_env.train.trainer import EVALUATION_SETTINGS, Trainer
+
+    if players is not None and "selfplay_shards" not in values:
+        values["selfplay_shards"] = min(players.workers, values.get("games", Config.games))
+    given = {k: getattr(args, k) for k in EVALUATION_SETTINGS if getattr(args, k, None) is not None}
+    return Trainer(
+        args.out,
+        Config(**values),
+        progress=not args.no_progress,
+        iterations=args.iterations,
+        players=players,
+        evaluation=given,
+        lr_schedule=getattr(args, "lr_schedule", None),
+    )
 
 
 def _export(out: str, file: str) -> int:
@@ -295,14 +314,3 @@ def _train(trainer: Any, args: argparse.Namespace, players: Any, ray: str | None
         note = "" if shards > 1 else " (this run has 1 shard: its games are played in this process)"
         print(f"self-play: {shards} shard(s) per iteration on {players.workers} {where}{note}")
     return trainer.run(minutes=args.minutes)
-
-
-def run(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` and run :func:`main`."""
-    parser = argparse.ArgumentParser(prog="python -m carnac_env.train", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    try:
-        return main(parser.parse_args(argv))
-    except BrokenPipeError:  # piped into ``head`` or a pager that quit early; the checkpoint is saved
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 0
