@@ -281,3 +281,15 @@ def test_board_specs_of_equal_rules_are_equal_and_named_boards_keep_their_names(
     assert [board_spec(BOARDS[name]) for name in BOARDS] == list(BOARDS)
     assert board_spec(make_board("custom", rows=7, cols=10)) == "7x10:megaliths=28,min_dolmen=3"
     assert board_spec(make_board("le_menec", last_tilt=False)) == "le_menec:last_tilt=0"
+
+
+def test_a_list_of_board_specs_splits_where_a_new_board_starts() -> None:
+    from carnac_env.core.boards import split_boards
+
+    assert split_boards("small, 7x9:megaliths=30,min_dolmen=4,le_menec:last_tilt=0,5x5") == [
+        "small",
+        "7x9:megaliths=30,min_dolmen=4",
+        "le_menec:last_tilt=0",
+        "5x5",
+    ]
+    assert split_boards(" , ,") == []

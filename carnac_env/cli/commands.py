@@ -265,9 +265,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the play page until Ctrl-C."""
     from carnac_env.arena import split_agents
+    from carnac_env.core.boards import split_boards
     from carnac_env.serve import serve
 
-    boards = [b.strip() for b in args.boards.split(",") if b.strip()] if args.boards else None
+    boards = split_boards(args.boards) if args.boards else None
     try:
         serve(args.host, args.port, split_agents(args.agents), boards, args.workers, args.open, memory=args.memory)
     except KeyboardInterrupt:

@@ -20,6 +20,8 @@ HELP_WIDTH = 100
 
 #: The embedded default arena (the README's main command, ``carnac arena``; the README gives
 #: its measured time, benchmarks/readme_commands.py measures it).
+#: How a --board names a custom board (the syntax: carnac_env.core.boards.parse_board).
+CUSTOM_BOARD = "a custom size such as 7x9 or 7x9:megaliths=30,min_dolmen=4,last_tilt=0"
 DEFAULT_ARENA = {"board": "medium", "agents": "random,greedy,mcts", "games": 4, "seed": 0, "out": "carnac-arena"}
 
 
@@ -179,7 +181,7 @@ def _add_arena(sub: Any, boards: str) -> None:
     arena.add_argument(
         "--board",
         default=DEFAULT_ARENA["board"],
-        help=f"board name ({boards}) {_defaults_word(DEFAULT_ARENA['board'])}",
+        help=f"board: a name ({boards}) or {CUSTOM_BOARD} {_defaults_word(DEFAULT_ARENA['board'])}",
     )
     arena.add_argument(
         "--agents",
@@ -287,7 +289,8 @@ def _add_evaluate(sub: Any, boards: str) -> None:
     evaluate.add_argument(
         "--board",
         default=None,
-        help=f"board name ({boards}) (default medium; with --endgames a comma-separated list, default every board)",
+        help=f"board: a name ({boards}) or {CUSTOM_BOARD} (default medium; with --endgames a comma-separated "
+        "list of names, default every board)",
     )
     evaluate.add_argument(
         "--endgames",
@@ -364,7 +367,11 @@ def _add_play(sub: Any, boards: str) -> None:
         description="Play against an agent. Enter moves in the notation ('c4 Rns', 'tilt N', 'decline'); "
         "'moves' (or 'help') lists the legal moves, 'quit' or Ctrl-C stops (the game so far is saved).",
     )
-    play.add_argument("--board", default="medium", help=f"board name ({boards}) (default medium)")
+    play.add_argument(
+        "--board",
+        default="medium",
+        help=f"board: a name ({boards}) or {CUSTOM_BOARD} (default medium)",
+    )
     play.add_argument("--opponent", default="mcts", help="the opponent's agent spec (default mcts)")
     play.add_argument(
         "--seat", type=_whole, choices=(0, 1), default=0, help="0: you are Red and move first; 1: White (default 0)"
@@ -438,7 +445,10 @@ def _add_serve(sub: Any, boards: str) -> None:
         "their options set the budget, e.g. mcts:sims=500 (a page cannot ask for others)",
     )
     serve.add_argument(
-        "--boards", default=None, help=f"the boards the page offers, comma-separated (default all: {boards})"
+        "--boards",
+        default=None,
+        help=f"the boards the page offers, comma-separated: names or custom sizes ({CUSTOM_BOARD}) "
+        f"(default all: {boards})",
     )
     serve.add_argument("--workers", type=_positive, default=2, help="threads the agents think in (default 2)")
     serve.add_argument(

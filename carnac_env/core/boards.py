@@ -313,3 +313,19 @@ def board_spec(board: Board) -> str:
         return board.name + ("" if board.last_tilt == named.last_tilt else f":last_tilt={int(board.last_tilt)}")
     spec = f"{board.rows}x{board.cols}:megaliths={board.megaliths},min_dolmen={board.min_dolmen}"
     return spec + ("" if board.last_tilt else ",last_tilt=0")
+
+
+def split_boards(text: str) -> list[str]:
+    """A comma-separated list of board specs, split where a new board starts: a part with an
+    ``=`` continues the spec before it (``"7x9:megaliths=30,min_dolmen=4,small"`` is
+    ``["7x9:megaliths=30,min_dolmen=4", "small"]``). Empty parts are dropped; the specs are
+    not checked here (:func:`parse_board` does)."""
+    specs: list[str] = []
+    for part in (piece.strip() for piece in text.split(",")):
+        if not part:
+            continue
+        if "=" in part and ":" not in part and specs:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs

@@ -110,9 +110,11 @@ class Games:
         analysis_solve: int = ANALYSIS_SOLVE,
     ) -> None:
         from carnac_env.agents import make
-        from carnac_env.core.boards import make_board
+        from carnac_env.core.boards import board_spec, make_board
 
-        agents, boards = list(dict.fromkeys(agents)), list(dict.fromkeys(boards))
+        # each board by its spec ("medium", "7x9:megaliths=28,min_dolmen=3"): two custom boards
+        # never share a key, and the same board given twice is offered once
+        agents, boards = list(dict.fromkeys(agents)), list(dict.fromkeys(board_spec(make_board(b)) for b in boards))
         if not agents:
             raise CarnacError("no agents to offer: give at least one agent spec (--agents greedy,mcts)")
         if not boards:
@@ -386,13 +388,14 @@ class Games:
         from carnac_env.core.boards import make_board
         from carnac_env.solve.alphabeta import free_tables
 
-        boards = sorted((make_board(name) for name in self.boards), key=lambda board: board.squares)
-        analysed = [board for board in boards if self.analysis[board.name] is not None]
+        named = sorted(((make_board(name), name) for name in self.boards), key=lambda pair: pair[0].squares)
+        boards = [board for board, _ in named]
+        analysed = [(board, name) for board, name in named if self.analysis[name] is not None]
 
         def analyses() -> None:
             if not analysed:
                 return
-            board, offer = analysed[0], self.analysis[analysed[0].name]
+            board, offer = analysed[0][0], self.analysis[analysed[0][1]]
             actions = _random_game(board)
             sims, solve = min(offer["sims"], 8), min(offer["solve"], 2)
             _analyse(board, actions[:-1], "position", sims, solve)
