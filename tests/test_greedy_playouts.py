@@ -19,7 +19,7 @@ from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import UCT, Evaluator, Playouts, Search
 from carnac_env.search.evaluators import evaluator_parameters
-from carnac_env.search.lookahead import TIE, greedy_action, greedy_playout_value
+from carnac_env.search.lookahead import TIE, greedy_action, greedy_playout_value, lookahead_room
 
 BOARD = "petit_menec"
 
@@ -39,17 +39,6 @@ def loaded(state: GameState) -> BatchGame:
     engine = BatchGame(state.board, num_envs=1)
     engine.set_state(0, state)
     return engine
-
-
-def buffers(board) -> tuple[np.ndarray, ...]:
-    squares = board.squares
-    return (
-        np.empty(4 * squares + 5, np.int32),
-        np.empty(4 * squares + 5, np.float64),
-        np.zeros(squares, np.bool_),
-        np.empty(squares + 1, np.int32),
-        np.empty(5, np.int32),
-    )
 
 
 # ----------------------------------------------------------------------------- options
@@ -105,7 +94,7 @@ def test_greedy_move_is_greedys_move_without_epsilon() -> None:
         engine = loaded(state)
         work, _ = new_state(state.board, 3)
         for draw in range(4):
-            _, action = greedy_action(engine.kernel, 0, work, 1, 0.0, seed_state(draw), *buffers(state.board))
+            _, action = greedy_action(engine.kernel, 0, lookahead_room(work, 1), 0.0, seed_state(draw))
             assert int(action) in ties
         if len(ties) == 1:
             unique += 1
@@ -121,7 +110,7 @@ def test_epsilon_one_plays_legal_random_moves() -> None:
     seen = set()
     x = seed_state(5)
     for _ in range(40):
-        x, action = greedy_action(engine.kernel, 0, work, 1, 1.0, x, *buffers(state.board))
+        x, action = greedy_action(engine.kernel, 0, lookahead_room(work, 1), 1.0, x)
         x = np.uint64(x)  # the state comes back as a Python int
         assert int(action) in legal
         seen.add(int(action))
