@@ -124,11 +124,11 @@ def test_playouts_reach_the_end_with_valid_values(epsilon: float) -> None:
     engine = loaded(state)
     work, work_arrays = new_state(state.board, 3)
     for draw in range(3):
-        value, _ = greedy_playout_value(engine.kernel, 0, work, 0, 1, 1, epsilon, seed_state(draw))
+        value, _ = greedy_playout_value(engine.kernel, 0, lookahead_room(work, 1), 0, 1, epsilon, seed_state(draw))
         assert value in (-1.0, 0.0, 1.0)  # one playout: a finished game's result
         assert legal_actions(work, 0, np.empty(4 * state.board.squares + 5, np.int32)) == 0  # over
         assert (work_arrays.kinds[0] != 0).any()
-        mean, _ = greedy_playout_value(engine.kernel, 0, work, 0, 1, 3, epsilon, seed_state(draw))
+        mean, _ = greedy_playout_value(engine.kernel, 0, lookahead_room(work, 1), 0, 3, epsilon, seed_state(draw))
         assert -1.0 <= mean <= 1.0
     after = engine.get_state(0)  # the leaf is left as it was
     assert after.legal_actions() == state.legal_actions() and bytes(after.cells) == bytes(state.cells)
@@ -140,9 +140,11 @@ def test_finished_game_is_scored() -> None:
     state = position(4, 5)
     engine = loaded(state)
     work, _ = new_state(state.board, 3)
-    greedy_playout_value(engine.kernel, 0, work, 0, 1, 1, 0.0, seed_state(0))
+    greedy_playout_value(engine.kernel, 0, lookahead_room(work, 1), 0, 1, 0.0, seed_state(0))
     other, _ = new_state(state.board, 3)
-    values = {greedy_playout_value(work, 0, other, 0, 1, 1, 0.0, seed_state(draw))[0] for draw in range(4)}
+    values = {
+        greedy_playout_value(work, 0, lookahead_room(other, 1), 0, 1, 0.0, seed_state(draw))[0] for draw in range(4)
+    }
     assert len(values) == 1 and values <= {-1.0, 0.0, 1.0}
 
 

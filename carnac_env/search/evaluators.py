@@ -43,7 +43,7 @@ from carnac_env.batch.rng import seed_state
 from carnac_env.batch.state import new_state
 from carnac_env.errors import CarnacError
 from carnac_env.search.base import Evaluation, Evaluator, EvaluatorParameters, Forward, Leaves
-from carnac_env.search.lookahead import greedy_playout_value
+from carnac_env.search.lookahead import greedy_playout_value, lookahead_room
 from carnac_env.search.playouts import playout_value
 
 __all__ = [
@@ -107,13 +107,12 @@ class Playouts(Evaluator):
         same playouts as inside the loop, drawn from ``leaves.rng``)."""
         greedy = self.policy == "greedy"
         work, _ = new_state(leaves.board, 3 if greedy else 1)
+        look = lookahead_room(work, 1) if greedy else None
         x = seed_state(int(leaves.rng.integers(2**63)))
         values = np.zeros(len(leaves), np.float32)
         for k, slot in enumerate(leaves.slots):
             if greedy:
-                values[k], x = greedy_playout_value(
-                    leaves.kernel, int(slot), work, 0, 1, self.playouts, self.epsilon, x
-                )
+                values[k], x = greedy_playout_value(leaves.kernel, int(slot), look, 0, self.playouts, self.epsilon, x)
             else:
                 values[k], x = playout_value(leaves.kernel, int(slot), work, 0, self.playouts, x)
             x = np.uint64(x)

@@ -206,14 +206,14 @@ def greedy_playout(st, i, look, epsilon, x):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def greedy_playout_value(st, i, work, j, w, playouts, epsilon, x):  # pragma: no cover - compiled
+def greedy_playout_value(st, i, look, j, playouts, epsilon, x):  # pragma: no cover - compiled
     """The mean result, for the player to act in game ``i`` of ``st``, of ``playouts`` greedy
-    playouts (:func:`greedy_playout`; each played in slot ``j`` of ``work``, with slots ``w`` and
-    ``w + 1`` of ``work`` as the lookahead's scratch; ``st`` is left as it was), and the
-    generator's next state."""
+    playouts (:func:`greedy_playout`; each played in slot ``j`` of ``look.work``, with the
+    lookahead in ``look``, a :class:`Lookahead` on other slots; ``st`` is left as it was), and
+    the generator's next state."""
     x = np.uint64(x)
     player = st.to_act[i]
-    look = lookahead_room(work, w)
+    work = look.work
     total = 0.0
     for _ in range(playouts):
         copy_rules_state(st, i, work, j)

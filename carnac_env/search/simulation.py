@@ -202,7 +202,13 @@ def simulate(tree, games, settings, t, lane, visit_level, virtual):  # pragma: n
         if evaluator.greedy:  # the lookahead's scratch: work slots trees + 2t and trees + 2t + 1
             trees = tree.root.shape[0]
             value, x = _lookahead.greedy_playout_value(
-                scratch, where, work, t, trees + 2 * t, evaluator.playouts, evaluator.epsilon, tree.rng[t]
+                scratch,
+                where,
+                _lookahead.lookahead_room(work, trees + 2 * t),
+                t,
+                evaluator.playouts,
+                evaluator.epsilon,
+                tree.rng[t],
             )
         else:
             value, x = _playouts.playout_value(scratch, where, work, t, evaluator.playouts, tree.rng[t])
