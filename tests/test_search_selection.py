@@ -149,7 +149,6 @@ def test_the_plug_point_types_are_stated_once_in_base() -> None:
 
 
 def test_the_builtin_evaluators_return_an_evaluation() -> None:
-    search = Search("small", Network(_Uniform()), PUCT())
     got = {}
 
     class Spy(base.Evaluator):
@@ -160,7 +159,7 @@ def test_the_builtin_evaluators_return_an_evaluation() -> None:
     search = Search("small", Spy(), PUCT(), seed=1)
     search.set_games([GameState("small")])
     search.run(3)
-    assert isinstance(got["playouts"], base.Evaluation) and got["playouts"].logits.shape[1] == 4 * 9 + 5
+    assert isinstance(got["playouts"], base.Evaluation) and got["playouts"].logits.shape[1] == search.num_actions
 
 
 def test_mcts_takes_any_registered_selection_that_is_not_paired() -> None:
