@@ -171,7 +171,7 @@ def test_mcts_takes_any_registered_selection_that_is_not_paired() -> None:
 
 def test_the_compiled_kernels_take_a_few_structured_arguments() -> None:
     """No compiled function of the search takes more than 7 arguments (they took up to 16):
-    the engine states, settings, budget and batch travel as named tuples (simulation.Games ...)."""
+    the engine states, settings, budget and batch travel as structrefs (simulation.Games ...)."""
     for module in (simulation, selection, lookahead, tree, uct, puct, gumbel):
         for name, function in vars(module).items():
             py_func = getattr(function, "py_func", None)

@@ -476,9 +476,8 @@ class Search:
         while (self._done[self.active] < sims).any():
             count = simulation.select_round(self.tree, self._play, self._settings, budget, self._batch)
             if count:
-                simulation.expand_round(
-                    self.tree, self._play, self._settings, self._batch, count, self._evaluate(count)
-                )
+                logits, values = self._evaluate(count)
+                simulation.expand_round(self.tree, self._play, self._settings, self._batch, count, logits, values)
         self.last_sims[self.active] = sims
         return sims
 

@@ -33,18 +33,16 @@ leaves' games, so the expansion reads their legal actions there.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any
 
-import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.experimental import structref
 
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import views as _views
 from carnac_env.batch.rules import NOT_OVER
-from carnac_env.batch.state import KernelState
 from carnac_env.search import lookahead as _lookahead
 from carnac_env.search import playouts as _playouts
-from carnac_env.search.base import EvaluatorParameters, SelectionParameters
 from carnac_env.search.selection import select_edge
 from carnac_env.search.tree import (
     PENDING,
@@ -65,49 +63,99 @@ BACKED_UP, WAITING, COLLIDED = 0, 1, 2
 
 
 # ----------------------------------------------------------------------------- the kernels' arguments
-class Games(NamedTuple):
-    """The engine states a search plays in, all on its board (KernelStates, :mod:`carnac_env.batch`)."""
-
-    #: The trees' root games: tree ``t``'s in slot ``slots[t]``.
-    roots: KernelState
-    #: ``(T,)`` int64: each tree's slot in ``roots``.
-    slots: np.ndarray
-    #: A slot per lane, ``t * lanes + lane``: the walks' games, and the leaves waiting for the evaluator.
-    scratch: KernelState
-    #: The compiled playouts' slots (one per tree; greedy's lookahead two more per tree after them).
-    work: KernelState
-    #: int32 room for one position's legal actions.
-    actions: np.ndarray
+# structrefs, not named tuples: numba types a structref argument at once, while a named tuple
+# holding structrefs is typed field by field in Python at every call (2.4 times slower rounds)
+class _BundleType(types.StructRef):
+    def preprocess_fields(self, fields: Any) -> tuple:
+        return tuple((name, types.unliteral(kind)) for name, kind in fields)
 
 
-class Settings(NamedTuple):
-    """What the loop is told to do: the selections at the root and below, the evaluator and
-    MCTS-Solver (:mod:`carnac_env.search.base` states the parameter types)."""
-
-    root: SelectionParameters
-    below: SelectionParameters
-    evaluator: EvaluatorParameters
-    solver: bool
+@structref.register
+class GamesType(_BundleType):
+    """The numba type of :class:`Games`."""
 
 
-class Batch(NamedTuple):
+@structref.register
+class SettingsType(_BundleType):
+    """The numba type of :class:`Settings`."""
+
+
+@structref.register
+class BatchType(_BundleType):
+    """The numba type of :class:`Batch`."""
+
+
+@structref.register
+class BudgetType(_BundleType):
+    """The numba type of :class:`Budget`."""
+
+
+class Games(structref.StructRefProxy):
+    """The engine states a search plays in, all on its board (KernelStates, :mod:`carnac_env.batch`):
+    ``roots`` (tree ``t``'s root game in slot ``slots[t]``), ``slots`` ``(T,)`` int64,
+    ``scratch`` (a slot per lane, ``t * lanes + lane``: the walks' games and the leaves waiting
+    for the evaluator), ``work`` (the compiled playouts' slots: one per tree, greedy's lookahead
+    two more per tree after them) and ``actions`` (int32 room for one position's legal actions)."""
+
+    def __new__(cls, roots: Any, slots: Any, scratch: Any, work: Any, actions: Any) -> Games:
+        return _make_games(roots, slots, scratch, work, actions)
+
+
+class Settings(structref.StructRefProxy):
+    """What the loop is told to do: ``root`` and ``below``, the
+    :class:`~carnac_env.search.base.SelectionParameters` at the root and under it,
+    ``evaluator``, the :class:`~carnac_env.search.base.EvaluatorParameters`, and ``solver``
+    (MCTS-Solver)."""
+
+    def __new__(cls, root: Any, below: Any, evaluator: Any, solver: bool) -> Settings:
+        return _make_settings(root, below, evaluator, solver)
+
+
+class Batch(structref.StructRefProxy):
     """A round's leaves for the evaluator: ``obs`` ``(L, squares * planes)`` int8, ``masks``
     ``(L, actions)`` bool, and ``waiting`` ``(L, 2)`` int32 (each leaf's tree and lane)."""
 
-    obs: np.ndarray
-    masks: np.ndarray
-    waiting: np.ndarray
+    def __new__(cls, obs: Any, masks: Any, waiting: Any) -> Batch:
+        return _make_batch(obs, masks, waiting)
 
 
-class Budget(NamedTuple):
+class Budget(structref.StructRefProxy):
     """Which trees run how many simulations: ``active`` ``(T,)`` bool; ``done`` ``(T,)`` int64
     counts each tree's simulations so far, up to ``sims``; tree ``t``'s next one uses the visit
     level ``plans[t, done[t]]`` (``plans`` ``(T, sims)`` int32, the root selection's plan)."""
 
-    active: np.ndarray
-    plans: np.ndarray
-    done: np.ndarray
-    sims: int
+    def __new__(cls, active: Any, plans: Any, done: Any, sims: int) -> Budget:
+        return _make_budget(active, plans, done, sims)
+
+
+for _proxy, _type, _fields in (
+    (Games, GamesType, ["roots", "slots", "scratch", "work", "actions"]),
+    (Settings, SettingsType, ["root", "below", "evaluator", "solver"]),
+    (Batch, BatchType, ["obs", "masks", "waiting"]),
+    (Budget, BudgetType, ["active", "plans", "done", "sims"]),
+):
+    structref.define_constructor(_proxy, _type, _fields)
+    structref.define_boxing(_type, _proxy)
+
+
+@njit(**_JIT)
+def _make_games(roots, slots, scratch, work, actions):  # pragma: no cover - compiled
+    return Games(roots, slots, scratch, work, actions)
+
+
+@njit(**_JIT)
+def _make_settings(root, below, evaluator, solver):  # pragma: no cover - compiled
+    return Settings(root, below, evaluator, solver)
+
+
+@njit(**_JIT)
+def _make_batch(obs, masks, waiting):  # pragma: no cover - compiled
+    return Batch(obs, masks, waiting)
+
+
+@njit(**_JIT)
+def _make_budget(active, plans, done, sims):  # pragma: no cover - compiled
+    return Budget(active, plans, done, sims)
 
 
 @njit(**_JIT)
@@ -265,12 +313,12 @@ def select_round(tree, games, settings, budget, batch):  # pragma: no cover - co
 
 
 @njit(**_JIT)
-def expand_round(tree, games, settings, batch, count, evaluation):  # pragma: no cover - compiled
-    """Expand the ``count`` leaves waiting in ``batch`` with the evaluator's ``evaluation``
-    (:class:`~carnac_env.search.base.Evaluation`: logits ``(count, actions)`` and values for the
-    player to act), mix in the playout values (when the evaluator has playouts too), and back up."""
+def expand_round(tree, games, settings, batch, count, logits, values):  # pragma: no cover - compiled
+    """Expand the ``count`` leaves waiting in ``batch`` with the evaluator's ``logits`` (``(count,
+    actions)``) and ``values`` (for the player to act; a
+    :class:`~carnac_env.search.base.Evaluation`), mix in the playout values (when the evaluator
+    has playouts too), and back up."""
     scratch, actions, waiting = games.scratch, games.actions, batch.waiting
-    logits, values = evaluation.logits, evaluation.values
     evaluator = settings.evaluator
     lanes = tree.leaf.shape[1]
     virtual = lanes > 1
