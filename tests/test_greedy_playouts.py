@@ -19,7 +19,7 @@ from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
 from carnac_env.search import UCT, Evaluator, Playouts, Search
 from carnac_env.search.evaluators import evaluator_parameters
-from carnac_env.search.lookahead import TIE, greedy_action, greedy_playout_value
+from carnac_env.search.lookahead import TIE, greedy_action, greedy_playout_value, lookahead_room
 
 BOARD = "petit_menec"
 
@@ -39,17 +39,6 @@ def loaded(state: GameState) -> BatchGame:
     engine = BatchGame(state.board, num_envs=1)
     engine.set_state(0, state)
     return engine
-
-
-def buffers(board) -> tuple[np.ndarray, ...]:
-    squares = board.squares
-    return (
-        np.empty(4 * squares + 5, np.int32),
-        np.empty(4 * squares + 5, np.float64),
-        np.zeros(squares, np.bool_),
-        np.empty(squares + 1, np.int32),
-        np.empty(5, np.int32),
-    )
 
 
 # ----------------------------------------------------------------------------- options
@@ -105,7 +94,7 @@ def test_greedy_move_is_greedys_move_without_epsilon() -> None:
         engine = loaded(state)
         work, _ = new_state(state.board, 3)
         for draw in range(4):
-            _, action = greedy_action(engine.kernel, 0, work, 1, 0.0, seed_state(draw), *buffers(state.board))
+            _, action = greedy_action(engine.kernel, 0, lookahead_room(work, 1), 0.0, seed_state(draw))
             assert int(action) in ties
         if len(ties) == 1:
             unique += 1
@@ -121,7 +110,7 @@ def test_epsilon_one_plays_legal_random_moves() -> None:
     seen = set()
     x = seed_state(5)
     for _ in range(40):
-        x, action = greedy_action(engine.kernel, 0, work, 1, 1.0, x, *buffers(state.board))
+        x, action = greedy_action(engine.kernel, 0, lookahead_room(work, 1), 1.0, x)
         x = np.uint64(x)  # the state comes back as a Python int
         assert int(action) in legal
         seen.add(int(action))
@@ -135,11 +124,11 @@ def test_playouts_reach_the_end_with_valid_values(epsilon: float) -> None:
     engine = loaded(state)
     work, work_arrays = new_state(state.board, 3)
     for draw in range(3):
-        value, _ = greedy_playout_value(engine.kernel, 0, work, 0, 1, 1, epsilon, seed_state(draw))
+        value, _ = greedy_playout_value(engine.kernel, 0, lookahead_room(work, 1), 0, 1, epsilon, seed_state(draw))
         assert value in (-1.0, 0.0, 1.0)  # one playout: a finished game's result
         assert legal_actions(work, 0, np.empty(4 * state.board.squares + 5, np.int32)) == 0  # over
         assert (work_arrays.kinds[0] != 0).any()
-        mean, _ = greedy_playout_value(engine.kernel, 0, work, 0, 1, 3, epsilon, seed_state(draw))
+        mean, _ = greedy_playout_value(engine.kernel, 0, lookahead_room(work, 1), 0, 3, epsilon, seed_state(draw))
         assert -1.0 <= mean <= 1.0
     after = engine.get_state(0)  # the leaf is left as it was
     assert after.legal_actions() == state.legal_actions() and bytes(after.cells) == bytes(state.cells)
@@ -151,9 +140,11 @@ def test_finished_game_is_scored() -> None:
     state = position(4, 5)
     engine = loaded(state)
     work, _ = new_state(state.board, 3)
-    greedy_playout_value(engine.kernel, 0, work, 0, 1, 1, 0.0, seed_state(0))
+    greedy_playout_value(engine.kernel, 0, lookahead_room(work, 1), 0, 1, 0.0, seed_state(0))
     other, _ = new_state(state.board, 3)
-    values = {greedy_playout_value(work, 0, other, 0, 1, 1, 0.0, seed_state(draw))[0] for draw in range(4)}
+    values = {
+        greedy_playout_value(work, 0, lookahead_room(other, 1), 0, 1, 0.0, seed_state(draw))[0] for draw in range(4)
+    }
     assert len(values) == 1 and values <= {-1.0, 0.0, 1.0}
 
 

@@ -33,6 +33,7 @@ from carnac_env.search import (
     Network,
     Playouts,
     Search,
+    gumbel,
     halving_schedule,
     playouts,
     selection,
@@ -539,31 +540,31 @@ def _hand_node(priors, logits, visits, totals, value, noise=None):
 def test_completed_q_by_hand() -> None:
     # prior .5 .3 .2; visits 2 0 1; means +0.5 (unvisited) -0.5; the network's value 0.5
     tree, _ = _hand_node([0.5, 0.3, 0.2], [0.0, 1.0, 2.0], [2, 0, 1], [1.0, 0.0, -0.5], 0.5)
-    mixed, lowest, highest, most, total = selection.completed_values(tree, 0, 0)
+    mixed, lowest, highest, most, total = gumbel.completed_values(tree, 0, 0)
     # the visited edges' prior-weighted mean: (0.5 * 0.5 + 0.2 * -0.5) / 0.7 = 3/14; mixed with
     # the network's value over 1 + 3 visits: (0.5 + 3 * 3/14) / 4 = 2/7
     assert mixed == pytest.approx(2 / 7)
     assert (lowest, highest, most, total) == (-0.5, 0.5, 2, 3)
     # sigma(q) = (maxvisit_init + most) * value_scale * (q - lowest) / (highest - lowest)
-    scale = selection.sigma_scale(lowest, highest, most, 0.1, 50.0)
+    scale = gumbel.sigma_scale(lowest, highest, most, 0.1, 50.0)
     assert scale == pytest.approx((50 + 2) * 0.1 / 1.0)
     sigma = np.array([5.2 * 1.0, 5.2 * (2 / 7 + 0.5), 0.0])
     scores = np.array([0.0, 1.0, 2.0]) + sigma
     policy = np.zeros(3)
-    selection.improved_policy(tree, 0, 0, 0.1, 50.0, policy)
+    gumbel.improved_policy(tree, 0, 0, 0.1, 50.0, policy)
     np.testing.assert_allclose(policy, np.exp(scores) / np.exp(scores).sum(), rtol=1e-6)
     root = np.zeros(3)
     tree, _ = _hand_node([0.5, 0.3, 0.2], [0.0, 1.0, 2.0], [2, 0, 1], [1.0, 0.0, -0.5], 0.5, noise=[0.25, -1.0, 0.5])
-    selection.gumbel_root_scores(tree, 0, 0, 0.1, 50.0, root)
+    gumbel.gumbel_root_scores(tree, 0, 0, 0.1, 50.0, root)
     np.testing.assert_allclose(root, np.array([0.25, -1.0, 0.5]) + scores, rtol=1e-6)
 
 
 def test_completed_q_without_visits_is_the_network_value() -> None:
     tree, _ = _hand_node([0.6, 0.4], [0.5, -0.5], [0, 0], [0.0, 0.0], -0.25)
-    mixed, lowest, highest, most, total = selection.completed_values(tree, 0, 0)
+    mixed, lowest, highest, most, total = gumbel.completed_values(tree, 0, 0)
     assert (mixed, lowest, highest, most, total) == (-0.25, -0.25, -0.25, 0, 0)
     policy = np.zeros(2)
-    selection.improved_policy(tree, 0, 0, 0.1, 50.0, policy)  # all q equal: the prior's softmax
+    gumbel.improved_policy(tree, 0, 0, 0.1, 50.0, policy)  # all q equal: the prior's softmax
     np.testing.assert_allclose(policy, np.exp([0.5, -0.5]) / np.exp([0.5, -0.5]).sum(), rtol=1e-6)
 
 
@@ -571,10 +572,10 @@ def test_gumbel_interior_selection_by_hand() -> None:
     # the edge whose visit share most lacks behind the improved policy: policy - n / (1 + N)
     tree, _ = _hand_node([0.5, 0.3, 0.2], [0.0, 1.0, 2.0], [2, 0, 1], [1.0, 0.0, -0.5], 0.5)
     policy = np.zeros(3)
-    selection.improved_policy(tree, 0, 0, 0.1, 50.0, policy)
+    gumbel.improved_policy(tree, 0, 0, 0.1, 50.0, policy)
     want = int(np.argmax(policy - np.array([2, 0, 1]) / 4))
-    gumbel = Gumbel(16, 0.1, 50.0).parameters()
-    assert selection.select_edge(tree, 0, 0, gumbel, False, 0) == want
+    rule = Gumbel(16, 0.1, 50.0).parameters()
+    assert selection.select_edge(tree, 0, 0, rule, False, 0, False) == want
 
 
 # ----------------------------------------------------------------------------- sequential halving

@@ -53,7 +53,8 @@ from carnac_env.core.game import GameState
 from carnac_env.core.observation import observation_planes
 from carnac_env.errors import CarnacError
 from carnac_env.models import PolicyValueNet, cached, model_for, model_path, plays
-from carnac_env.search import PUCT, Gumbel, Network, Search
+from carnac_env.search import Network, Search
+from carnac_env.search.selection import make_selection
 
 __all__ = ["AZAgent", "check_board"]
 
@@ -195,7 +196,8 @@ class AZAgent(SeededAgent):
             return legal[int(np.argmax(logits[0, legal]))]
         search = self._search
         if search is None or search.board != state.board or search.evaluator.net is not net:
-            rule = PUCT(self.c) if self.rule == "puct" else Gumbel(self.considered, noise=False)
+            constants = {"puct": {"c": self.c}, "gumbel": {"considered": self.considered, "noise": False}}
+            rule = make_selection(self.rule, **constants[self.rule])
             search = self._search = Search(
                 state.board, Network(net), rule, seed=0, lanes=self.lanes, solver=self.solve > 0
             )

@@ -15,8 +15,9 @@ It plays the most visited root action (ties: the higher mean value, then the low
   position among the nodes below its last root (its own move, then the opponent's replies),
   and goes on from that subtree with its statistics. ``sims`` counts only new simulations.
 * **Parts as objects.** ``MCTSAgent(evaluator=..., rule=...)`` takes any evaluator of
-  :mod:`carnac_env.search.evaluators` (``Playouts``, ``Network``, ``Mixed``) and any rule
-  (``UCT``, ``PUCT``); specs reach only the named options.
+  :mod:`carnac_env.search.evaluators` (``Playouts``, ``Network``, ``Mixed``) and any registered
+  selection that is not paired (:mod:`carnac_env.search.selection`: ``UCT``, ``PUCT``); specs
+  reach only the named options.
 
 Options (spec ``mcts:sims=800:c=1.4``; their defaults are those declared on :class:`MCTSAgent`,
 which ``carnac agents`` lists):
@@ -51,15 +52,16 @@ from carnac_env.agents.memory import Need, solver_bytes, tree_need
 from carnac_env.core.boards import Board
 from carnac_env.core.game import GameState
 from carnac_env.errors import CarnacError
-from carnac_env.search import PUCT, UCT, Mixed, Network, Playouts, Search
+from carnac_env.search import Mixed, Network, Playouts, Search, Selection
 from carnac_env.search.evaluators import PLAYOUT_POLICIES
+from carnac_env.search.selection import SELECTIONS, check_selection, make_selection
 
 
 class MCTSAgent(SeededAgent):
     """Monte Carlo tree search; see the module docstring for the options.
 
-    ``evaluator`` (a ``Playouts``, ``Network`` or ``Mixed``) and ``rule`` (a ``UCT`` or
-    ``PUCT``) override ``playouts`` and ``c``; no spec reaches them.
+    ``evaluator`` (a ``Playouts``, ``Network`` or ``Mixed``) and ``rule`` (a registered selection
+    that is not ``paired``: ``UCT``, ``PUCT``) override ``playouts`` and ``c``; no spec reaches them.
     """
 
     name = "mcts"
@@ -79,16 +81,20 @@ class MCTSAgent(SeededAgent):
     reuse: bool = option(True, "keep the tree between moves")
     solve: int = option(0, SOLVE_HELP, low=0, high=MAX_SOLVE)
     evaluator: Playouts | Network | Mixed | None = None
-    rule: UCT | PUCT | None = None
+    rule: Selection | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.rule is not None and not isinstance(self.rule, UCT | PUCT):
-            raise CarnacError(f"mcts rule must be carnac_env.search.UCT or PUCT, got {type(self.rule).__name__}")
+        if self.rule is not None and (check_selection(self.rule, "mcts rule").paired):
+            fits = ", ".join(rule.__name__ for rule in SELECTIONS.values() if not rule.paired)
+            raise CarnacError(
+                f"mcts rule must be a selection of its own below the root ({fits}): mcts plays the most visited "
+                f"action, and {type(self.rule).__name__} comes as a pair with its own root plan"
+            )
         if self.evaluator is None:
             self.evaluator = Playouts(self.playouts, self.playout, self.epsilon)
         if self.rule is None:
-            self.rule = UCT(self.c)
+            self.rule = make_selection("uct", c=self.c)
         self._search: Search | None = None
         #: Simulations run by the last call of :meth:`choose` (for benchmarks).
         self.last_sims = 0

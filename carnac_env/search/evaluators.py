@@ -1,13 +1,13 @@
 """Leaf evaluators: what values a new position and gives its edges their priors.
 
-An evaluator is one object with one method, ``evaluate(leaves) -> (logits, values)``: a batch
-of :class:`Leaves` in (the observations, legal masks and games of the positions to value, seen
-by the player to act), and for each leaf the logits of its priors (``(N, actions)``, indexed by
-action number; the priors are their softmax over the legal actions) and its value in
-``[-1, 1]`` for the player to act (``(N,)``). The search calls it between its compiled rounds,
-once per round with the leaves of every tree (and once for the new roots); subclass
-:class:`Evaluator` (or write any class with such a method) to plug in your own. docs/search.md
-has a worked example.
+An evaluator is one object with one method, ``evaluate(leaves) -> Evaluation(logits, values)``
+(the types are :mod:`carnac_env.search.base`'s): a batch of :class:`Leaves` in (the
+observations, legal masks and games of the positions to value, seen by the player to act), and
+for each leaf the logits of its priors (``(N, actions)``, indexed by action number; the priors
+are their softmax over the legal actions) and its value in ``[-1, 1]`` for the player to act
+(``(N,)``). The search calls it between its compiled rounds, once per round with the leaves of
+every tree (and once for the new roots); subclass :class:`Evaluator` (or write any class with
+such a method) to plug in your own. docs/search.md has a worked example.
 
 The built-in ones are fast cases of the same protocol:
 
@@ -34,21 +34,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
 from carnac_env import _checks
-from carnac_env.batch.engine import game_state
 from carnac_env.batch.rng import seed_state
-from carnac_env.batch.state import KernelState, StateArrays, new_state
-from carnac_env.core.boards import Board
-from carnac_env.core.game import GameState
+from carnac_env.batch.state import new_state
 from carnac_env.errors import CarnacError
-from carnac_env.search.lookahead import greedy_playout_value
+from carnac_env.search.base import Evaluation, Evaluator, EvaluatorParameters, Forward, Leaves
+from carnac_env.search.lookahead import greedy_playout_value, lookahead_room
 from carnac_env.search.playouts import playout_value
 
 __all__ = [
+    "Evaluation",
     "Evaluator",
     "EvaluatorParameters",
     "Forward",
@@ -58,96 +57,6 @@ __all__ = [
     "Playouts",
     "evaluator_parameters",
 ]
-
-
-@dataclass(frozen=True, eq=False)
-class Leaves:
-    """A batch of positions to evaluate: what :meth:`Evaluator.evaluate` receives.
-
-    The arrays are the search's buffers, valid during the call (copy what you keep).
-
-    Attributes:
-        board: the board of every leaf (its rules included).
-        observations: ``(N, rows, cols, 9)`` int8, each leaf seen by its player to act (the
-            planes of :func:`carnac_env.core.observation.observation_planes`).
-        masks: ``(N, actions)`` bool, each leaf's legal actions.
-        kernel: the engine state holding the leaves' games, for compiled code
-            (:mod:`carnac_env.batch`); leaf ``k`` is in slot ``slots[k]``. Play on copies:
-            :func:`~carnac_env.batch.rules.copy_rules_state` into your own state.
-        slots: ``(N,)`` int64, each leaf's slot in ``kernel``.
-        rng: a generator owned by the search (seeded by its ``seed``), for evaluators that
-            draw: the same search and seed give the same draws.
-        arrays: ``kernel``'s numpy arrays (:class:`~carnac_env.batch.state.StateArrays`, the
-            same memory), for Python code.
-    """
-
-    board: Board
-    observations: np.ndarray
-    masks: np.ndarray
-    kernel: KernelState
-    slots: np.ndarray
-    rng: np.random.Generator
-    arrays: StateArrays
-
-    def __len__(self) -> int:
-        return len(self.slots)
-
-    @property
-    def players(self) -> np.ndarray:
-        """``(N,)`` int8: the player to act at each leaf (the values are for them)."""
-        return self.arrays.to_act[self.slots].copy()
-
-    def states(self) -> list[GameState]:
-        """The leaves as core :class:`~carnac_env.core.game.GameState` objects (new ones, built
-        on each call: for evaluators written on the core's API)."""
-        return [game_state(self.board, self.arrays, int(slot)) for slot in self.slots]
-
-
-@runtime_checkable
-class Forward(Protocol):
-    """A policy-value network: logits ``(N, actions)`` and values ``(N,)`` for the player to act."""
-
-    def forward(self, observations: np.ndarray, supply_scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Logits and values for ``(N, rows, cols, 9)`` observations."""
-        ...
-
-
-class EvaluatorParameters(NamedTuple):
-    """What the compiled search loop reads of an evaluator (see the module docstring)."""
-
-    batched: bool
-    playouts: int
-    weight: float
-    #: The compiled playouts play greedy's moves (:mod:`carnac_env.search.lookahead`), not random ones.
-    greedy: bool = False
-    #: With ``greedy``: the chance of a uniformly random move instead of greedy's, at each move.
-    epsilon: float = 0.0
-
-
-class Evaluator:
-    """The base of leaf evaluators: subclass it and write :meth:`evaluate`.
-
-    Class attributes (the defaults suit a Python evaluator):
-        batched: True: :meth:`evaluate` is called with each round's leaves. False: the leaves
-            are valued inside the compiled loop (:class:`Playouts`).
-        playouts: compiled random playouts per leaf, mixed into the value (0: none).
-        weight: the playouts' share of the value, ``(1 - weight) * evaluated + weight *
-            playouts``, when ``playouts`` > 0.
-        policy: the compiled playouts' moves: ``"random"`` (uniform) or ``"greedy"``
-            (greedy's one-move lookahead, :mod:`carnac_env.search.lookahead`).
-        epsilon: with ``"greedy"``, the chance of a uniformly random move at each move.
-    """
-
-    batched: bool = True
-    playouts: int = 0
-    weight: float = 0.0
-    policy: str = "random"
-    epsilon: float = 0.0
-
-    def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
-        """The logits ``(N, actions)`` (indexed by action number; only the legal ones are read)
-        and the values ``(N,)`` in ``[-1, 1]`` for the player to act, of ``leaves``."""
-        raise NotImplementedError(f"{type(self).__name__} must define evaluate(leaves)")
 
 
 def evaluator_parameters(evaluator: Any) -> EvaluatorParameters:
@@ -193,22 +102,21 @@ class Playouts(Evaluator):
                 "playouts take none: give policy='greedy' (the mcts option playout=greedy), or epsilon=0"
             )
 
-    def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, leaves: Leaves) -> Evaluation:
         """Uniform logits and the mean result of ``playouts`` playouts from each leaf (the
         same playouts as inside the loop, drawn from ``leaves.rng``)."""
         greedy = self.policy == "greedy"
         work, _ = new_state(leaves.board, 3 if greedy else 1)
+        look = lookahead_room(work, 1) if greedy else None
         x = seed_state(int(leaves.rng.integers(2**63)))
         values = np.zeros(len(leaves), np.float32)
         for k, slot in enumerate(leaves.slots):
             if greedy:
-                values[k], x = greedy_playout_value(
-                    leaves.kernel, int(slot), work, 0, 1, self.playouts, self.epsilon, x
-                )
+                values[k], x = greedy_playout_value(leaves.kernel, int(slot), look, 0, self.playouts, self.epsilon, x)
             else:
                 values[k], x = playout_value(leaves.kernel, int(slot), work, 0, self.playouts, x)
             x = np.uint64(x)
-        return np.zeros((len(leaves), leaves.board.num_actions), np.float32), values
+        return Evaluation(np.zeros((len(leaves), leaves.board.num_actions), np.float32), values)
 
 
 @dataclass(frozen=True)
@@ -223,8 +131,9 @@ class Network(Evaluator):
                 f"{type(self).__name__} needs an object with forward(observations), got {type(self.net).__name__}"
             )
 
-    def evaluate(self, leaves: Leaves) -> tuple[np.ndarray, np.ndarray]:
-        """The network's logits and values for the leaves' observations."""
+    def evaluate(self, leaves: Leaves) -> Evaluation | tuple[np.ndarray, np.ndarray]:
+        """The network's logits and values for the leaves' observations (what its ``forward``
+        returns, unchecked: the search checks them)."""
         if getattr(self.net, "reads_rules", False):  # a rules-conditioned network reads the board's rules
             return self.net.forward(leaves.observations, supply_scale=leaves.board.megaliths, board=leaves.board)
         return self.net.forward(leaves.observations, supply_scale=leaves.board.megaliths)

@@ -19,16 +19,28 @@ It lives here, below the search, so that the compiled search can play greedy pla
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from carnac_env.batch.rng import splitmix
 from carnac_env.batch.rules import copy_rules_state, legal_actions, play_unobserved, value_for, winner_of
 from carnac_env.batch.scoring import group_into, winner_into
+from carnac_env.batch.state import KernelState
 from carnac_env.core.game import EMPTY, OVER, RED, RESPOND, WHITE
 from carnac_env.search.playouts import random_action
 
-__all__ = ["DOLMEN", "PARTIAL", "WIN", "action_values_slot", "greedy_action", "greedy_playout_value"]
+__all__ = [
+    "DOLMEN",
+    "PARTIAL",
+    "WIN",
+    "Lookahead",
+    "action_values_slot",
+    "greedy_action",
+    "greedy_playout_value",
+    "lookahead_room",
+]
 
 DOLMEN = 100.0
 PARTIAL = 40.0
@@ -37,6 +49,37 @@ WIN = 10_000.0
 TIE = 1e-9
 
 _JIT = {"cache": True, "nogil": True}
+
+
+class Lookahead(NamedTuple):
+    """Where the lookahead plays and writes (:func:`lookahead_room` makes one): slots ``slot``
+    and ``slot + 1`` of ``work`` (a KernelState on the board) are its scratch games; ``actions``
+    ``(4 * squares + 5,)`` int32 and ``values`` (float64, as long) receive the legal actions and
+    their values; ``seen`` ``(squares,)`` bool, ``stack`` ``(squares + 1,)`` int32 and
+    ``replies`` ``(5,)`` int32 are work space."""
+
+    work: KernelState
+    slot: int
+    actions: np.ndarray
+    values: np.ndarray
+    seen: np.ndarray
+    stack: np.ndarray
+    replies: np.ndarray
+
+
+@njit(**_JIT)
+def lookahead_room(work, slot):  # pragma: no cover - compiled
+    """A :class:`Lookahead` over slots ``slot`` and ``slot + 1`` of ``work``, with new arrays."""
+    squares = work.cells.shape[1]
+    return Lookahead(
+        work,
+        slot,
+        np.empty(4 * squares + 5, np.int32),
+        np.empty(4 * squares + 5, np.float64),
+        np.zeros(squares, np.bool_),
+        np.empty(squares + 1, np.int32),
+        np.empty(5, np.int32),
+    )
 
 
 @njit(**_JIT)
@@ -84,11 +127,12 @@ def evaluate_slot(st, i, player, seen, members):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def action_values_into(st, i, work, w, actions, values, seen, stack, replies):  # pragma: no cover - compiled
+def action_values_into(st, i, look):  # pragma: no cover - compiled
     """Greedy's value of every legal action of game ``i`` of ``st`` (the actions in increasing
-    order into ``actions``, their values into ``values``; returns how many), using slots ``w``
-    and ``w + 1`` of ``work`` (a KernelState on the same board) as scratch; ``seen`` ``(S,)``
-    bool, ``stack`` ``(S + 1,)`` int32 and ``replies`` ``(5,)`` int32 are work space."""
+    order into ``look.actions``, their values into ``look.values``; returns how many), playing
+    in ``look``'s scratch slots (:class:`Lookahead`)."""
+    work, w, actions, values = look.work, look.slot, look.actions, look.values
+    seen, stack, replies = look.seen, look.stack, look.replies
     player = st.to_act[i]
     count = legal_actions(st, i, actions)
     responding = st.phase[i] == RESPOND
@@ -110,18 +154,19 @@ def action_values_into(st, i, work, w, actions, values, seen, stack, replies):  
 
 @njit(**_JIT)
 def action_values_slot(st, i, work, actions, values):  # pragma: no cover - compiled
-    """:func:`action_values_into` with slots 0 and 1 of ``work`` and work space of its own."""
+    """:func:`action_values_into` with slots 0 and 1 of ``work``, into ``actions`` and ``values``
+    (work space of its own)."""
     squares = st.cells.shape[1]
-    seen = np.zeros(squares, np.bool_)
-    stack = np.empty(squares + 1, np.int32)
-    replies = np.empty(5, np.int32)
-    return action_values_into(st, i, work, 0, actions, values, seen, stack, replies)
+    look = Lookahead(
+        work, 0, actions, values, np.zeros(squares, np.bool_), np.empty(squares + 1, np.int32), np.empty(5, np.int32)
+    )
+    return action_values_into(st, i, look)
 
 
 @njit(**_JIT)
-def greedy_action(st, i, work, w, epsilon, x, actions, values, seen, stack, replies):  # pragma: no cover - compiled
+def greedy_action(st, i, look, epsilon, x):  # pragma: no cover - compiled
     """Greedy's move in game ``i`` of ``st`` and the generator's next state: the best action by
-    :func:`action_values_into` (scratch slots ``w``, ``w + 1`` of ``work``), a uniform draw
+    :func:`action_values_into` (in ``look``, a :class:`Lookahead`), a uniform draw
     among those within :data:`TIE` of the best; with ``epsilon`` > 0, first a draw that plays
     :func:`~carnac_env.search.playouts.random_action` instead with probability ``epsilon``."""
     x = np.uint64(x)
@@ -129,7 +174,8 @@ def greedy_action(st, i, work, w, epsilon, x, actions, values, seen, stack, repl
         x, u = splitmix(x)
         if u < epsilon:
             return random_action(st, i, x)
-    count = action_values_into(st, i, work, w, actions, values, seen, stack, replies)
+    count = action_values_into(st, i, look)
+    actions, values = look.actions, look.values
     best = -np.inf
     for k in range(count):
         best = max(best, values[k])
@@ -148,34 +194,29 @@ def greedy_action(st, i, work, w, epsilon, x, actions, values, seen, stack, repl
 
 
 @njit(**_JIT)
-def greedy_playout(st, i, work, w, epsilon, x, actions, values, seen, stack, replies):  # pragma: no cover
+def greedy_playout(st, i, look, epsilon, x):  # pragma: no cover - compiled
     """Play game ``i`` of ``st`` to the end with :func:`greedy_action` (changing it, unobserved);
     the winner (0, 1, -1 a draw) and the generator's next state."""
     x = np.uint64(x)
     over = st.phase[i] == OVER
     while not over:
-        x, action = greedy_action(st, i, work, w, epsilon, x, actions, values, seen, stack, replies)
+        x, action = greedy_action(st, i, look, epsilon, x)
         over = play_unobserved(st, i, action)
     return winner_into(st.cells[i], st.neighbours, st.min_dolmen, st.seen, st.stack, st.balance), x
 
 
 @njit(**_JIT)
-def greedy_playout_value(st, i, work, j, w, playouts, epsilon, x):  # pragma: no cover - compiled
+def greedy_playout_value(st, i, look, j, playouts, epsilon, x):  # pragma: no cover - compiled
     """The mean result, for the player to act in game ``i`` of ``st``, of ``playouts`` greedy
-    playouts (:func:`greedy_playout`; each played in slot ``j`` of ``work``, with slots ``w`` and
-    ``w + 1`` of ``work`` as the lookahead's scratch; ``st`` is left as it was), and the
-    generator's next state."""
+    playouts (:func:`greedy_playout`; each played in slot ``j`` of ``look.work``, with the
+    lookahead in ``look``, a :class:`Lookahead` on other slots; ``st`` is left as it was), and
+    the generator's next state."""
     x = np.uint64(x)
     player = st.to_act[i]
-    squares = st.cells.shape[1]
-    actions = np.empty(4 * squares + 5, np.int32)
-    values = np.empty(4 * squares + 5, np.float64)
-    seen = np.zeros(squares, np.bool_)
-    stack = np.empty(squares + 1, np.int32)
-    replies = np.empty(5, np.int32)
+    work = look.work
     total = 0.0
     for _ in range(playouts):
         copy_rules_state(st, i, work, j)
-        winner, x = greedy_playout(work, j, work, w, epsilon, x, actions, values, seen, stack, replies)
+        winner, x = greedy_playout(work, j, look, epsilon, x)
         total += value_for(winner, player)
     return total / playouts, x

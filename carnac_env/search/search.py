@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -35,16 +34,10 @@ from carnac_env.core.observation import NUM_PLANES
 from carnac_env.errors import CarnacError
 from carnac_env.models.network import blas_single_thread
 from carnac_env.search import simulation
-from carnac_env.search.evaluators import Evaluator, Leaves, as_array, check_evaluator
-from carnac_env.search.selection import (
-    PUCT,
-    UCT,
-    Gumbel,
-    Selection,
-    gumbel_root_scores,
-    halving_schedule,
-    improved_policy,
-)
+from carnac_env.search.base import Evaluation, Evaluator, Leaves, RootEdges, Selection
+from carnac_env.search.evaluators import as_array, check_evaluator
+from carnac_env.search.selection import check_selection
+from carnac_env.search.simulation import Batch, Budget, Games, Settings
 from carnac_env.search.tree import (
     UNPROVEN,
     compact,
@@ -102,25 +95,6 @@ def _slot_over(kernel, slot):  # pragma: no cover - compiled
     return kernel.phase[slot] == OVER
 
 
-@dataclass(frozen=True)
-class RootEdges:
-    """A root's edges after a search, sorted by action number.
-
-    Attributes:
-        actions: the root's actions (all legal ones, or those it was restricted to).
-        visits: simulations through each.
-        values: each edge's mean value for the player to act at the root (0 if unvisited).
-        priors: the evaluator's prior (with any root noise mixed in).
-        logits: the evaluator's logits (0 with compiled playouts alone).
-    """
-
-    actions: np.ndarray
-    visits: np.ndarray
-    values: np.ndarray
-    priors: np.ndarray
-    logits: np.ndarray
-
-
 class Search:
     """Search trees over many roots; see the module docstring.
 
@@ -129,9 +103,12 @@ class Search:
         evaluator: :class:`~carnac_env.search.evaluators.Playouts`, ``Network``, ``Mixed``, or
             any :class:`~carnac_env.search.evaluators.Evaluator` (an object with
             ``evaluate(leaves)``; docs/search.md).
-        selection: the selection below the root (:class:`UCT`, :class:`PUCT`, :class:`Gumbel`).
-        root_selection: the selection at the root (default: ``selection``). :class:`Gumbel`
-            must be the selection at both, with an evaluator that gives logits (not Playouts).
+        selection: the selection below the root: a registered
+            :class:`~carnac_env.search.base.Selection` (:mod:`carnac_env.search.selection`:
+            ``UCT``, ``PUCT``, ``Gumbel``).
+        root_selection: the selection at the root (default: ``selection``). A ``paired``
+            selection (Gumbel) must be the selection at both, and one that ``needs_logits``
+            (Gumbel) an evaluator that gives logits (not Playouts).
         trees: how many trees (roots) are searched together.
         seed: seeds the trees' generators (UCT's untried order, playouts, root noise, and
             the ``rng`` that evaluators receive with the leaves).
@@ -169,15 +146,17 @@ class Search:
         self.selection = selection
         self.root_selection = selection if root_selection is None else root_selection
         for r in (self.selection, self.root_selection):
-            if not isinstance(r, UCT | PUCT | Gumbel):
-                raise CarnacError(f"a selection must be UCT, PUCT or Gumbel, got {type(r).__name__}")
-        if isinstance(self.selection, Gumbel) != isinstance(self.root_selection, Gumbel):
-            raise CarnacError("Gumbel's selection comes as a pair: pass Gumbel(...) at the root and below")
-        if isinstance(self.selection, Gumbel) and not self._evaluator_parameters.batched:
-            raise CarnacError(
-                "the Gumbel selection needs an evaluator's logits; use Network, Mixed or an evaluate() "
-                "evaluator, or UCT/PUCT with Playouts"
-            )
+            check_selection(r)
+        for r in (self.selection, self.root_selection):
+            if r.paired and type(self.selection) is not type(self.root_selection):
+                name = type(r).__name__
+                raise CarnacError(f"{name}'s selection comes as a pair: pass {name}(...) at the root and below")
+        for r in (self.selection, self.root_selection):
+            if r.needs_logits and not self._evaluator_parameters.batched:
+                raise CarnacError(
+                    f"the {type(r).__name__} selection needs an evaluator's logits; use Network, Mixed or an "
+                    "evaluate() evaluator, or a selection without logits (UCT, PUCT) with Playouts"
+                )
         self.trees = _checks.whole("trees", trees, 1, 1 << 16)
         self.lanes = _checks.whole("lanes", lanes, 1, 256)
         if self.lanes > 1 and not self._evaluator_parameters.batched:
@@ -191,8 +170,6 @@ class Search:
             )
         self.dirichlet = dirichlet
         self.solver = _checks.flag("solver", solver)
-        self._selection = self.selection.parameters()._replace(solver=self.solver)
-        self._root_selection = self.root_selection.parameters()._replace(solver=self.solver)
         self.num_actions = self.board.num_actions
         self.max_depth = 2 * self.board.megaliths + 2
         self._new_trees(nodes=64, edges=64 * min(self.num_actions, 64))
@@ -212,6 +189,12 @@ class Search:
         self._buffer = np.zeros(self.num_actions, dtype=np.int32)
         self._no_logits = np.zeros(self.num_actions, dtype=np.float32)
         self._slots = np.arange(self.trees, dtype=np.int64)
+        # the compiled kernels' arguments (simulation.Games, Settings, Batch): fixed for this search
+        self._play = Games(self.base, self._slots, self.scratch, self.work, self._buffer)
+        self._settings = Settings(
+            self.root_selection.parameters(), self.selection.parameters(), self._evaluator_parameters, self.solver
+        )
+        self._batch = Batch(self._obs, self._masks, self._waiting)
         self.active = np.zeros(self.trees, dtype=np.bool_)
         self._restrict: list[np.ndarray | None] = [None] * self.trees
         self._games: BatchGame | None = None
@@ -307,19 +290,22 @@ class Search:
         over = [int(s) for s in slots if self._kernel_over(kernel, int(s))]
         if over:
             raise CarnacError(f"set_roots: the games in slots {over} are over; a search needs unfinished games")
-        if reuse and isinstance(self.root_selection, Gumbel):
-            raise CarnacError("tree reuse needs a UCT or PUCT root; Gumbel's root plan starts from a fresh root")
+        if reuse and not self.root_selection.reusable:
+            name = type(self.root_selection).__name__
+            raise CarnacError(
+                f"tree reuse needs a root selection that can go on from a reused root; {name}'s starts afresh"
+            )
         self.active[:] = False
         for t, slot in enumerate(slots):
             t, slot = int(t), int(slot)
             node = -1
             if reuse and self.arrays.root[t] >= 0:
-                node = simulation.find_position(self.tree, t, self.base, t, self.scratch, kernel, slot, 8)
+                node = simulation.find_position(self.tree, self._play, t, kernel, slot, 8)
             copy_game(kernel, slot, self.base, t)
             if node >= 0:
                 self.arrays.root[t] = node
             else:
-                simulation.start_tree(self.tree, t, self.base, t)
+                simulation.start_tree(self.tree, self._play, t)
             self._restrict[t] = None
             self.active[t] = True
 
@@ -386,7 +372,7 @@ class Search:
         if a.count[t, a.root[t]] >= 0:
             kept = restrict_root_edges(self.tree, t, wanted, len(wanted), self.num_actions)
             if kept < len(wanted):  # the reused root lacked some: start afresh with the restriction
-                simulation.start_tree(self.tree, t, self.base, t)
+                simulation.start_tree(self.tree, self._play, t)
             elif self.solver:  # a proof from edges now dropped no longer holds
                 reprove_root(self.tree, t)
 
@@ -402,9 +388,7 @@ class Search:
         logits = values = None
         order: dict[int, int] = {}
         if self._evaluator_parameters.batched:
-            count = simulation.write_roots(
-                self.tree, self.active, self.base, self._slots, self.scratch, self._obs, self._masks, self._waiting
-            )
+            count = simulation.write_roots(self.tree, self._play, self._batch, self.active)
             logits, values = self._evaluate(count)
             order = {int(self._waiting[k, 0]): k for k in range(count)}
         for t in fresh:
@@ -420,8 +404,9 @@ class Search:
                 alpha, fraction = self.dirichlet
                 eta = self._noise_rng.dirichlet([alpha] * count)
                 a.prior[t, first : first + count] = (1 - fraction) * a.prior[t, first : first + count] + fraction * eta
-            if isinstance(self.root_selection, Gumbel) and self.root_selection.noise:
-                a.noise[t, first : first + count] = self._noise_rng.gumbel(size=count)
+            noise = self.root_selection.root_noise(self._noise_rng, count)
+            if noise is not None:
+                a.noise[t, first : first + count] = noise
 
     def _tree(self, t: object, caller: str) -> int:
         """``t`` checked as a tree index of this search."""
@@ -442,11 +427,11 @@ class Search:
         count = legal_actions(self.base, t, self._buffer)
         return self._buffer[:count].copy()
 
-    def _evaluate(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+    def _evaluate(self, count: int) -> Evaluation:
         """The evaluator's logits and values of the ``count`` leaves waiting in the scratch slots
         (as :attr:`_waiting` lists them): the search's one call of ``evaluate``."""
         if count == 0:
-            return np.zeros((0, self.num_actions), np.float32), np.zeros(0, np.float32)
+            return Evaluation(np.zeros((0, self.num_actions), np.float32), np.zeros(0, np.float32))
         b = self.board
         waiting = self._waiting[:count]
         leaves = Leaves(
@@ -459,7 +444,7 @@ class Search:
             arrays=self._scratch_arrays,
         )
         logits, values = self.evaluator.evaluate(leaves)
-        return as_array("logits", logits, (count, self.num_actions)), as_array("values", values, (count,))
+        return Evaluation(as_array("logits", logits, (count, self.num_actions)), as_array("values", values, (count,)))
 
     # ------------------------------------------------------------------ running
     def run(self, sims: int, seconds: float = 0.0) -> int:
@@ -483,55 +468,16 @@ class Search:
         self._make_room(sims)
         if not self._evaluator_parameters.batched:
             for t in np.flatnonzero(self.active):
-                done = simulation.run_playouts(
-                    self.tree,
-                    int(t),
-                    self.base,
-                    int(t),
-                    self.scratch,
-                    self.work,
-                    sims,
-                    self._root_selection,
-                    self._selection,
-                    self._evaluator_parameters,
-                    int(self._room[t]),
-                    self._buffer,
-                )
+                done = simulation.run_playouts(self.tree, self._play, self._settings, int(t), sims, int(self._room[t]))
                 self.last_sims[t] = done
             return sims
-        plans = self._schedules(sims)
+        budget = Budget(self.active, self._schedules(sims), self._done, sims)
         self._done[:] = 0
         while (self._done[self.active] < sims).any():
-            count = simulation.select_round(
-                self.tree,
-                self.active,
-                self.base,
-                self._slots,
-                self.scratch,
-                self.work,
-                self._root_selection,
-                self._selection,
-                plans,
-                self._done,
-                sims,
-                self._evaluator_parameters,
-                self._obs,
-                self._masks,
-                self._waiting,
-                self._buffer,
-            )
+            count = simulation.select_round(self.tree, self._play, self._settings, budget, self._batch)
             if count:
                 logits, values = self._evaluate(count)
-                simulation.expand_round(
-                    self.tree,
-                    self.scratch,
-                    count,
-                    self._waiting,
-                    logits,
-                    values,
-                    self._evaluator_parameters,
-                    self._buffer,
-                )
+                simulation.expand_round(self.tree, self._play, self._settings, self._batch, count, logits, values)
         self.last_sims[self.active] = sims
         return sims
 
@@ -547,20 +493,7 @@ class Search:
                 break  # the trees are as large as the budget allows: keep what was searched
             self._make_room(chunk)
             for t in np.flatnonzero(self.active):
-                simulation.run_playouts(
-                    self.tree,
-                    int(t),
-                    self.base,
-                    int(t),
-                    self.scratch,
-                    self.work,
-                    chunk,
-                    self._root_selection,
-                    self._selection,
-                    self._evaluator_parameters,
-                    int(self._room[t]),
-                    self._buffer,
-                )
+                simulation.run_playouts(self.tree, self._play, self._settings, int(t), chunk, int(self._room[t]))
             done += chunk
             if time.perf_counter() >= deadline:
                 break
@@ -568,14 +501,15 @@ class Search:
         return done
 
     def _schedules(self, sims: int) -> np.ndarray:
-        """Each tree's sequential-halving plan (Gumbel's root), else zeros (unused)."""
+        """Each tree's root visit plan (:meth:`Selection.visit_plan
+        <carnac_env.search.base.Selection.visit_plan>`: Gumbel's sequential halving), else zeros."""
         plans = np.zeros((self.trees, sims), dtype=np.int32)
-        if not isinstance(self.root_selection, Gumbel):
-            return plans
         a = self.arrays
         for t in np.flatnonzero(self.active):
-            count = int(a.count[t, a.root[t]])
-            plans[t] = halving_schedule(min(self.root_selection.considered, count), sims)
+            plan = self.root_selection.visit_plan(int(a.count[t, a.root[t]]), sims)
+            if plan is None:
+                return plans
+            plans[t] = plan
         return plans
 
     # ------------------------------------------------------------------ results
@@ -647,17 +581,19 @@ class Search:
         return proof if int(a.player[t, root]) == 0 else -proof
 
     def gumbel_action(self, t: int = 0) -> int:
-        """Gumbel's choice: among the most visited root actions, the best by
-        ``noise + logit + sigma(completed q)`` (ties: the lower action number)."""
-        rule = self.root_selection
-        if not isinstance(rule, Gumbel):
-            raise CarnacError("gumbel_action needs a search with the Gumbel selection")
+        """Gumbel's choice (a root selection's own, :meth:`Selection.root_scores
+        <carnac_env.search.base.Selection.root_scores>`): among the most visited root actions,
+        the best by ``noise + logit + sigma(completed q)`` (ties: the lower action number)."""
         t = self._searched(t, "gumbel_action")
         a = self.arrays
         root = int(a.root[t])
         first, count = int(a.first[t, root]), int(a.count[t, root])
         scores = np.zeros(count, np.float64)
-        gumbel_root_scores(self.tree, t, root, rule.value_scale, rule.maxvisit_init, scores)
+        if not self.root_selection.root_scores(self.tree, t, root, scores):
+            raise CarnacError(
+                f"gumbel_action needs a search whose root selection scores its actions (Gumbel), "
+                f"not {type(self.root_selection).__name__}"
+            )
         visits = a.n[t, first : first + count]
         actions = a.action[t, first : first + count]
         if self.solver:  # a proven win first, a proven loss last; then Gumbel's rule
@@ -683,11 +619,8 @@ class Search:
         root = int(a.root[t])
         first, count = int(a.first[t, root]), int(a.count[t, root])
         actions = a.action[t, first : first + count].copy()
-        if isinstance(self.root_selection, Gumbel):
-            probs = np.zeros(count, np.float64)
-            g = self.root_selection
-            improved_policy(self.tree, t, root, g.value_scale, g.maxvisit_init, probs)
-        else:
+        probs = np.zeros(count, np.float64)
+        if not self.root_selection.improved_policy(self.tree, t, root, probs):
             visits = a.n[t, first : first + count].astype(np.float64)
             probs = visits / visits.sum() if visits.sum() > 0 else a.prior[t, first : first + count].astype(np.float64)
             probs = probs / probs.sum()

@@ -1,359 +1,94 @@
-"""Selection: which edge a simulation follows at an expanded node.
+"""The selection registry, and the compiled switch that calls a selection's score.
 
-Three selections, each a small options object for Python (its constants, checked), which
-gives the compiled search its :class:`SelectionParameters` (:meth:`UCT.parameters`); the
-compiled :func:`select_edge` dispatches on their ``kind``:
+A selection rule is one class in one file (:class:`~carnac_env.search.uct.UCT`,
+:class:`~carnac_env.search.puct.PUCT`, :class:`~carnac_env.search.gumbel.Gumbel`): its
+constants, checked, and its compiled ``select`` (the protocol is
+:class:`~carnac_env.search.base.Selection`). :data:`SELECTIONS` registers it by name, one line
+each, and gives it its ``kind`` (its place here); the compiled loop calls its ``select`` through
+:func:`select_edge`, which holds one line per kind (why it is written out is said there).
 
-* :class:`UCT`: every untried edge first, in a random order, then the highest
-  ``score + c * sqrt(ln N / n)`` with the score on the classic scale (1 win, 0.5 draw,
-  0 loss). For searches that value leaves by random playouts (the ``mcts`` agent).
-* :class:`PUCT`: AlphaZero's ``q + c * prior * sqrt(N) / (1 + n)``; an unvisited edge's
-  ``q`` is the node's own value (``fpu=None``, first-play urgency) or a fixed number.
-* :class:`Gumbel`: Gumbel MuZero's rules (Danihelka et al., *Policy improvement by planning
-  with Gumbel*, ICLR 2022). At the root, sequential halving over the ``considered`` best
-  actions by ``gumbel + logit``: the simulations are shared out in rounds, each round
-  visiting every remaining action equally, and after each round the worse half (by
-  ``gumbel + logit + sigma(completed q)``) drops out. Below the root, the edge that most
-  lacks visits relative to the improved policy ``softmax(logit + sigma(completed q))``.
-  ``completed q`` gives unvisited edges the node's mixed value (its network value mixed
-  with the prior-weighted mean of the visited edges' values); ``sigma`` rescales the
-  node's values to ``[0, 1]`` and multiplies by ``(maxvisit_init + max n) * value_scale``.
-  The improved policy is also the policy target for training.
-
-The completed-Q transform is written once: :func:`completed_values` (the mixed value and the
-range of the completed values), :func:`sigma_scale`, and :func:`completed_score`, the score
-``[gumbel +] logit + sigma(completed q)`` of one edge, which the improved policy
-(:func:`improved_policy`, also the interior selection) and the root's halving
-(:func:`gumbel_root_scores`) read.
-
-Values ``q`` are always for the player who chooses the edge (see
-:mod:`carnac_env.search.tree`), in ``[-1, 1]``.
+To add a rule ``Mine`` (``search/mine.py``): write the class and its ``select``, add
+``"mine": Mine`` to :data:`SELECTIONS` and its line to :func:`select_edge`.
+tests/test_search_selection.py fails while a registered rule has no line there.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any
 
-import numpy as np
 from numba import njit
 
-from carnac_env import _checks
-from carnac_env.batch.rng import splitmix
-from carnac_env.search.tree import UNPROVEN, edge_proof, edge_q, swap_edges
+from carnac_env.errors import CarnacError
+from carnac_env.search.base import Selection
+from carnac_env.search.gumbel import Gumbel
+from carnac_env.search.puct import PUCT
+from carnac_env.search.uct import UCT
 
-__all__ = ["PUCT", "UCT", "Gumbel", "Selection", "SelectionParameters", "halving_schedule"]
+__all__ = ["SELECTIONS", "check_selection", "make_selection", "select_edge"]
 
-_JIT = {"cache": True, "nogil": True}
+#: The registered selections, by name, in kind order: a new rule is one line here (and its line
+#: in :func:`select_edge`).
+SELECTIONS: dict[str, type[Selection]] = {
+    "uct": UCT,
+    "puct": PUCT,
+    "gumbel": Gumbel,
+}
+for _kind, _rule in enumerate(SELECTIONS.values()):
+    _rule.kind = _kind
 
-#: The compiled selections' kinds.
-UCT_KIND, PUCT_KIND, GUMBEL_KIND = 0, 1, 2
-
-
-class SelectionParameters(NamedTuple):
-    """What the compiled search reads of a selection: its ``kind`` and its constants (those a
-    selection does not use are 0; ``fpu`` NaN means "the node's own value"), and ``solver``:
-    the search's MCTS-Solver option (set by :class:`~carnac_env.search.Search`; with it an edge
-    whose child is a proven loss for its chooser is never followed while another is left)."""
-
-    kind: int
-    c: float
-    fpu: float
-    value_scale: float
-    maxvisit_init: float
-    solver: bool = False
+# numba reads module-level integers as compile-time constants
+_UCT, _PUCT, _GUMBEL = UCT.kind, PUCT.kind, Gumbel.kind
+_uct, _puct, _gumbel = UCT.select, PUCT.select, Gumbel.select
 
 
-@dataclass(frozen=True)
-class UCT:
-    """UCB1 with untried edges first (see the module docstring).
-
-    Args:
-        c: the exploration constant on the scale of scores 1 win, 0.5 draw, 0 loss.
-    """
-
-    c: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "c", _checks.number("UCT c", self.c, 0.0))
-
-    def parameters(self) -> SelectionParameters:
-        """The compiled search's view of this selection."""
-        return SelectionParameters(UCT_KIND, self.c, math.nan, 0.0, 0.0)
+def check_selection(rule: Any, label: str = "selection") -> Selection:
+    """``rule`` if it is an instance of a registered selection; else a CarnacError naming them."""
+    if type(rule) not in SELECTIONS.values():
+        names = ", ".join(type_.__name__ for type_ in SELECTIONS.values())
+        raise CarnacError(
+            f"a {label} must be one of carnac_env.search's selections ({names}), got {type(rule).__name__}"
+        )
+    return rule
 
 
-@dataclass(frozen=True)
-class PUCT:
-    """AlphaZero's rule (see the module docstring).
-
-    Args:
-        c: the exploration constant.
-        fpu: the value of an unvisited edge; None (the default) takes the node's own value.
-    """
-
-    c: float = 1.5
-    fpu: float | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "c", _checks.number("PUCT c", self.c, 0.0))
-        if self.fpu is not None:
-            object.__setattr__(self, "fpu", _checks.number("PUCT fpu", self.fpu, -1.0, 1.0))
-
-    def parameters(self) -> SelectionParameters:
-        """The compiled search's view of this selection."""
-        return SelectionParameters(PUCT_KIND, self.c, math.nan if self.fpu is None else self.fpu, 0.0, 0.0)
+def make_selection(name: str, **constants: Any) -> Selection:
+    """The registered selection ``name`` (``"uct"``, ``"puct"``, ``"gumbel"`` ...) built with
+    ``constants`` (its fields); a CarnacError names the registered ones if ``name`` is not one."""
+    rule = SELECTIONS.get(name) if isinstance(name, str) else None
+    if rule is None:
+        raise CarnacError(f"unknown selection {name!r}; expected one of {', '.join(SELECTIONS)}")
+    return rule(**constants)
 
 
-@dataclass(frozen=True)
-class Gumbel:
-    """Gumbel MuZero's root and interior selection (see the module docstring).
-
-    Args:
-        considered: how many root actions sequential halving starts from (16 in the paper's
-            board-game runs); fewer when a position has fewer legal actions.
-        value_scale, maxvisit_init: the ``sigma`` transform's constants (0.1 and 50, the paper's).
-        noise: draw Gumbel noise at the root (self-play: exploration by sampling without
-            replacement); False picks by ``logit + sigma(q)`` alone (play: deterministic).
-    """
-
-    considered: int = 16
-    value_scale: float = 0.1
-    maxvisit_init: float = 50.0
-    noise: bool = True
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "considered", _checks.whole("Gumbel considered", self.considered, 1, 4096))
-        object.__setattr__(self, "value_scale", _checks.number("Gumbel value_scale", self.value_scale, 0.0))
-        object.__setattr__(self, "maxvisit_init", _checks.number("Gumbel maxvisit_init", self.maxvisit_init, 0.0))
-        object.__setattr__(self, "noise", _checks.flag("Gumbel noise", self.noise))
-
-    def parameters(self) -> SelectionParameters:
-        """The compiled search's view of this selection."""
-        return SelectionParameters(GUMBEL_KIND, 0.0, math.nan, self.value_scale, self.maxvisit_init)
-
-
-#: A selection: one of the three.
-Selection = UCT | PUCT | Gumbel
-
-
-def halving_schedule(considered: int, sims: int) -> np.ndarray:
-    """Sequential halving's plan for the root: for each simulation, the visit count that the
-    action it visits has before the visit.
-
-    ``considered`` actions start; each round gives every remaining action the same number of
-    extra visits (at least one, and about ``sims / (rounds * remaining)``), then the worse half
-    drops out, down to two. The first round's entries are 0, so it visits ``considered``
-    distinct actions; later rounds visit the survivors (the actions whose count matches).
-    """
-    considered = max(1, int(considered))
-    plan: list[int] = []
-    if considered == 1:
-        return np.arange(sims, dtype=np.int32)
-    rounds = max(1, math.ceil(math.log2(considered)))
-    visits = 0
-    remaining = considered
-    while len(plan) < sims:
-        extra = max(1, sims // (rounds * remaining))
-        for _ in range(extra):
-            plan.extend([visits] * remaining)
-            visits += 1
-        remaining = max(2, remaining // 2)
-    return np.asarray(plan[:sims], dtype=np.int32)
-
-
-# ----------------------------------------------------------------------------- the completed-Q transform
-@njit(**_JIT)
-def completed_values(tree, t, node):  # pragma: no cover - compiled
-    """``(mixed value, lowest, highest, most visits, total visits)`` of ``node``'s completed
-    values: a visited edge's mean, an unvisited one the mixed value (see the module docstring)."""
-    first = tree.first[t, node]
-    count = tree.count[t, node]
-    total = 0
-    most = 0
-    weighted = 0.0
-    weight = 0.0
-    for k in range(count):
-        e = first + k
-        n = tree.n[t, e]
-        if n > 0:
-            total += n
-            if n > most:
-                most = n
-            weighted += tree.prior[t, e] * (tree.w[t, e] / n)
-            weight += tree.prior[t, e]
-    mixed = tree.value[t, node]
-    if total > 0 and weight > 0.0:
-        mixed = (mixed + total * (weighted / weight)) / (1.0 + total)
-    lowest = np.inf
-    highest = -np.inf
-    for k in range(count):
-        q = edge_q(tree, t, first + k, mixed)
-        lowest = min(lowest, q)
-        highest = max(highest, q)
-    return mixed, lowest, highest, most, total
-
-
-@njit(**_JIT)
-def sigma_scale(lowest, highest, most, value_scale, maxvisit_init):  # pragma: no cover - compiled
-    """The factor that maps ``q - lowest`` to ``sigma(q)``."""
-    return (maxvisit_init + most) * value_scale / max(highest - lowest, 1e-8)
-
-
-@njit(inline="always", **_JIT)
-def completed_score(tree, t, e, mixed, lowest, scale, with_noise):  # pragma: no cover - compiled
-    """Edge ``e``'s ``logit + sigma(completed q)``, with its Gumbel ``noise`` first when
-    ``with_noise`` (``mixed``, ``lowest`` from :func:`completed_values`, ``scale`` from
-    :func:`sigma_scale`)."""
-    prior_score = tree.logit[t, e]
-    if with_noise:
-        prior_score = tree.noise[t, e] + tree.logit[t, e]
-    return prior_score + scale * (edge_q(tree, t, e, mixed) - lowest)
-
-
-@njit(**_JIT)
-def improved_policy(tree, t, node, value_scale, maxvisit_init, out):  # pragma: no cover - compiled
-    """``softmax(logit + sigma(completed q))`` over ``node``'s edges into ``out`` (edge order);
-    returns the node's total visits."""
-    mixed, lowest, highest, most, total = completed_values(tree, t, node)
-    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
-    first = tree.first[t, node]
-    count = tree.count[t, node]
-    top = -np.inf
-    for k in range(count):
-        out[k] = completed_score(tree, t, first + k, mixed, lowest, scale, False)
-        top = max(top, out[k])
-    norm = 0.0
-    for k in range(count):
-        out[k] = np.exp(out[k] - top)
-        norm += out[k]
-    for k in range(count):
-        out[k] /= norm
-    return total
-
-
-@njit(**_JIT)
-def gumbel_root_scores(tree, t, node, value_scale, maxvisit_init, out):  # pragma: no cover - compiled
-    """``noise + logit + sigma(completed q)`` of every root edge into ``out`` (edge order)."""
-    mixed, lowest, highest, most, _ = completed_values(tree, t, node)
-    scale = sigma_scale(lowest, highest, most, value_scale, maxvisit_init)
-    first = tree.first[t, node]
-    for k in range(tree.count[t, node]):
-        out[k] = completed_score(tree, t, first + k, mixed, lowest, scale, True)
-
-
-# ----------------------------------------------------------------------------- the selections, compiled
-@njit(inline="always", **_JIT)
-def _lost(tree, t, e, player):  # pragma: no cover - compiled
-    """Whether edge ``e``'s child is a proven loss for ``player`` (MCTS-Solver)."""
-    proof = edge_proof(tree, t, e, player)
-    return proof != UNPROVEN and proof < 0
-
-
-@njit(**_JIT)
-def _gumbel_interior(tree, t, node, value_scale, maxvisit_init, solver):  # pragma: no cover - compiled
-    """The edge whose share of visits most lacks behind its improved policy (with ``solver``,
-    among those not proven lost)."""
-    first = tree.first[t, node]
-    count = tree.count[t, node]
-    policy = np.empty(count, np.float64)
-    total = improved_policy(tree, t, node, value_scale, maxvisit_init, policy)
-    best = -np.inf
-    index = first
-    player = tree.player[t, node]
-    for k in range(count):
-        if solver and _lost(tree, t, first + k, player):
-            continue
-        score = policy[k] - tree.n[t, first + k] / (1.0 + total)
-        if score > best:
-            best = score
-            index = first + k
-    return index
-
-
-@njit(**_JIT)
-def _gumbel_root(tree, t, node, visit_level, value_scale, maxvisit_init):  # pragma: no cover - compiled
-    """Sequential halving: the best root edge by :func:`gumbel_root_scores` among those with
-    ``visit_level`` visits (the best of all if none has)."""
-    first = tree.first[t, node]
-    count = tree.count[t, node]
-    scores = np.empty(count, np.float64)
-    gumbel_root_scores(tree, t, node, value_scale, maxvisit_init, scores)
-    best = -np.inf
-    index = -1
-    fallback = -np.inf
-    fallback_index = first
-    for k in range(count):
-        e = first + k
-        score = scores[k]
-        if tree.n[t, e] == visit_level and score > best:
-            best = score
-            index = e
-        if score > fallback:
-            fallback = score
-            fallback_index = e
-    return index if index >= 0 else fallback_index
-
-
-@njit(**_JIT)
-def _puct(tree, t, node, c, fpu, solver):  # pragma: no cover - compiled
-    first = tree.first[t, node]
-    default = tree.value[t, node] if np.isnan(fpu) else fpu
-    explore = c * np.sqrt(max(tree.visits[t, node], 1))
-    best = -np.inf
-    index = first
-    player = tree.player[t, node]
-    for k in range(tree.count[t, node]):
-        e = first + k
-        if solver and _lost(tree, t, e, player):
-            continue
-        n = tree.n[t, e]
-        score = edge_q(tree, t, e, default) + explore * tree.prior[t, e] / (1.0 + n)
-        if score > best:
-            best = score
-            index = e
-    return index
-
-
-@njit(fastmath=True, **_JIT)
-def _uct(tree, t, node, c, solver):  # pragma: no cover - compiled (fastmath: the per-edge scores vectorise)
-    first = tree.first[t, node]
-    count = tree.count[t, node]
-    tried = tree.tried[t, node]
-    if tried < count:  # an untried edge, drawn at random, swapped to the front of the untried ones
-        x, u = splitmix(tree.rng[t])
-        tree.rng[t] = x
-        pick = first + tried + int(u * (count - tried))
-        swap_edges(tree, t, first + tried, pick)
-        tree.tried[t, node] = tried + 1
-        return first + tried
-    # score = (1 + w/n) / 2, so ranking by w/n + 2c sqrt(ln N / n) keeps UCB1's order
-    scale = 4.0 * c * c * np.log(max(tree.visits[t, node], 1))
-    best = -np.inf
-    index = first
-    player = tree.player[t, node]
-    for k in range(count):
-        e = first + k
-        if solver and _lost(tree, t, e, player):  # MCTS-Solver: skip edges proven lost for the mover
-            continue
-        n = tree.n[t, e]
-        score = tree.w[t, e] / n + np.sqrt(scale / n)
-        if score > best:
-            best = score
-            index = e
-    return index
-
-
-@njit(**_JIT)
-def select_edge(tree, t, node, selection, at_root, visit_level):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def select_edge(tree, t, node, selection, at_root, visit_level, solver):  # pragma: no cover - compiled
     """The edge a simulation follows at expanded ``node`` under ``selection`` (its
-    :class:`SelectionParameters`; at the root, Gumbel's sequential halving picks among the edges
-    with ``visit_level`` visits)."""
+    :class:`~carnac_env.search.base.SelectionParameters`; ``at_root``, ``visit_level`` and
+    ``solver`` as the rules' ``select`` takes them).
+
+    Written out, one line per registered kind, because numba 0.68 offers no way to call a rule
+    chosen at run time from the Python registry that keeps the kernels cached and fast:
+
+    * a compiled function cannot look a Python dict up: the callee must be known when the
+      caller is typed. Passing each rule's ``select`` (a dispatcher) or its own parameter type
+      into the kernels makes them compile once more per pair of root and interior rules, and
+      numba's cache index pickles those argument types by their classes: a rule whose class
+      lives where another process cannot import it (a test, a script) makes every later load of
+      the kernels' cache raise ModuleNotFoundError (tried; caching.py ``_load_index``);
+    * a switch generated from the registry (source built and ``exec``'d) has no file, so numba
+      cannot cache it, and a cached switch would not see a registry changed since: the cache is
+      keyed by this file's stamp alone;
+    * a first-class function (``types.FunctionType``) is called through its address, which the
+      compiler cannot inline into the loop (not tried here).
+
+    tests/test_search_selection.py checks that every registered kind has its line here.
+    """
     kind = selection.kind
-    if kind == UCT_KIND:
-        return _uct(tree, t, node, selection.c, selection.solver)
-    if kind == PUCT_KIND:
-        return _puct(tree, t, node, selection.c, selection.fpu, selection.solver)
-    if at_root:
-        return _gumbel_root(tree, t, node, visit_level, selection.value_scale, selection.maxvisit_init)
-    return _gumbel_interior(tree, t, node, selection.value_scale, selection.maxvisit_init, selection.solver)
+    constants = selection.constants
+    if kind == _UCT:
+        return _uct(tree, t, node, constants, at_root, visit_level, solver)
+    if kind == _PUCT:
+        return _puct(tree, t, node, constants, at_root, visit_level, solver)
+    if kind == _GUMBEL:
+        return _gumbel(tree, t, node, constants, at_root, visit_level, solver)
+    return -1  # not a registered kind: Search refuses such a selection before any search

@@ -33,7 +33,10 @@ leaves' games, so the expansion reads their legal actions there.
 
 from __future__ import annotations
 
-from numba import njit
+from typing import Any
+
+from numba import njit, types
+from numba.experimental import structref
 
 from carnac_env.batch import rules as _rules
 from carnac_env.batch import views as _views
@@ -59,21 +62,117 @@ _JIT = {"cache": True, "nogil": True}
 BACKED_UP, WAITING, COLLIDED = 0, 1, 2
 
 
-@njit(**_JIT)
-def descend(
-    tree, t, lane, roots, slot, scratch, root_selection, selection, visit_level, expand_seen, virtual, actions
-):  # pragma: no cover - compiled
-    """Walk tree ``t`` from its root to a leaf, replaying the moves in scratch slot
-    ``t * lanes + lane`` (the path goes to ``lane``; with ``virtual`` each edge on it gets a
-    virtual loss).
+# ----------------------------------------------------------------------------- the kernels' arguments
+# structrefs, not named tuples: numba types a structref argument at once, while a named tuple
+# holding structrefs is typed field by field in Python at every call (2.4 times slower rounds)
+class _BundleType(types.StructRef):
+    def preprocess_fields(self, fields: Any) -> tuple:
+        return tuple((name, types.unliteral(kind)) for name, kind in fields)
 
-    ``root_selection`` and ``selection`` are the
-    :class:`~carnac_env.search.selection.SelectionParameters` at the root and below. The walk
-    stops at a new node (made here for the edge just followed), at a finished game, or at an
-    unexpanded node; with ``expand_seen`` (compiled playouts alone) an unexpanded node that was
-    visited before is expanded here (uniform priors) and the walk goes on, and the scratch slot
-    is played unobserved. Returns the leaf.
+
+@structref.register
+class GamesType(_BundleType):
+    """The numba type of :class:`Games`."""
+
+
+@structref.register
+class SettingsType(_BundleType):
+    """The numba type of :class:`Settings`."""
+
+
+@structref.register
+class BatchType(_BundleType):
+    """The numba type of :class:`Batch`."""
+
+
+@structref.register
+class BudgetType(_BundleType):
+    """The numba type of :class:`Budget`."""
+
+
+class Games(structref.StructRefProxy):
+    """The engine states a search plays in, all on its board (KernelStates, :mod:`carnac_env.batch`):
+    ``roots`` (tree ``t``'s root game in slot ``slots[t]``), ``slots`` ``(T,)`` int64,
+    ``scratch`` (a slot per lane, ``t * lanes + lane``: the walks' games and the leaves waiting
+    for the evaluator), ``work`` (the compiled playouts' slots: one per tree, greedy's lookahead
+    two more per tree after them) and ``actions`` (int32 room for one position's legal actions)."""
+
+    def __new__(cls, roots: Any, slots: Any, scratch: Any, work: Any, actions: Any) -> Games:
+        return _make_games(roots, slots, scratch, work, actions)
+
+
+class Settings(structref.StructRefProxy):
+    """What the loop is told to do: ``root`` and ``below``, the
+    :class:`~carnac_env.search.base.SelectionParameters` at the root and under it,
+    ``evaluator``, the :class:`~carnac_env.search.base.EvaluatorParameters`, and ``solver``
+    (MCTS-Solver)."""
+
+    def __new__(cls, root: Any, below: Any, evaluator: Any, solver: bool) -> Settings:
+        return _make_settings(root, below, evaluator, solver)
+
+
+class Batch(structref.StructRefProxy):
+    """A round's leaves for the evaluator: ``obs`` ``(L, squares * planes)`` int8, ``masks``
+    ``(L, actions)`` bool, and ``waiting`` ``(L, 2)`` int32 (each leaf's tree and lane)."""
+
+    def __new__(cls, obs: Any, masks: Any, waiting: Any) -> Batch:
+        return _make_batch(obs, masks, waiting)
+
+
+class Budget(structref.StructRefProxy):
+    """Which trees run how many simulations: ``active`` ``(T,)`` bool; ``done`` ``(T,)`` int64
+    counts each tree's simulations so far, up to ``sims``; tree ``t``'s next one uses the visit
+    level ``plans[t, done[t]]`` (``plans`` ``(T, sims)`` int32, the root selection's plan)."""
+
+    def __new__(cls, active: Any, plans: Any, done: Any, sims: int) -> Budget:
+        return _make_budget(active, plans, done, sims)
+
+
+for _proxy, _type, _fields in (
+    (Games, GamesType, ["roots", "slots", "scratch", "work", "actions"]),
+    (Settings, SettingsType, ["root", "below", "evaluator", "solver"]),
+    (Batch, BatchType, ["obs", "masks", "waiting"]),
+    (Budget, BudgetType, ["active", "plans", "done", "sims"]),
+):
+    structref.define_constructor(_proxy, _type, _fields)
+    structref.define_boxing(_type, _proxy)
+
+
+@njit(**_JIT)
+def _make_games(roots, slots, scratch, work, actions):  # pragma: no cover - compiled
+    return Games(roots, slots, scratch, work, actions)
+
+
+@njit(**_JIT)
+def _make_settings(root, below, evaluator, solver):  # pragma: no cover - compiled
+    return Settings(root, below, evaluator, solver)
+
+
+@njit(**_JIT)
+def _make_batch(obs, masks, waiting):  # pragma: no cover - compiled
+    return Batch(obs, masks, waiting)
+
+
+@njit(**_JIT)
+def _make_budget(active, plans, done, sims):  # pragma: no cover - compiled
+    return Budget(active, plans, done, sims)
+
+
+@njit(**_JIT)
+def descend(tree, games, settings, t, lane, visit_level, virtual):  # pragma: no cover - compiled
+    """Walk tree ``t`` from its root (game ``games.slots[t]`` of ``games.roots``) to a leaf,
+    replaying the moves in scratch slot ``t * lanes + lane`` (the path goes to ``lane``; with
+    ``virtual`` each edge on it gets a virtual loss), choosing the edges by ``settings.root``
+    at the root (with ``visit_level``) and ``settings.below`` under it.
+
+    The walk stops at a new node (made here for the edge just followed), at a finished game, or
+    at an unexpanded node; with compiled playouts alone (an evaluator not ``batched``) an
+    unexpanded node that was visited before is expanded here (uniform priors) and the walk goes
+    on, and the scratch slot is played unobserved. Returns the leaf.
     """
+    roots, scratch, actions = games.roots, games.scratch, games.actions
+    slot = games.slots[t]
+    expand_seen = not settings.evaluator.batched
     where = t * tree.leaf.shape[1] + lane
     if expand_seen:  # playouts alone: the scratch slot's views are never read
         _rules.copy_rules_state(roots, slot, scratch, where)
@@ -81,7 +180,7 @@ def descend(
         _rules.copy_game(roots, slot, scratch, where)
     node = tree.root[t]
     depth = 0
-    solver = selection.solver
+    solver = settings.solver
     while tree.winner[t, node] == NOT_OVER:
         if solver and tree.proven[t, node] != UNPROVEN:
             break  # MCTS-Solver: a proven node is scored like a finished game
@@ -90,9 +189,9 @@ def descend(
                 break
             add_edges(tree, t, node, actions, _rules.legal_actions(scratch, where, actions))
         if depth == 0:
-            e = select_edge(tree, t, node, root_selection, True, visit_level)
+            e = select_edge(tree, t, node, settings.root, True, visit_level, solver)
         else:
-            e = select_edge(tree, t, node, selection, False, visit_level)
+            e = select_edge(tree, t, node, settings.below, False, visit_level, solver)
         tree.path_node[t, lane, depth] = node
         tree.path_edge[t, lane, depth] = e
         depth += 1
@@ -124,25 +223,22 @@ def has_room(tree, t, edges):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def simulate(
-    tree, t, lane, roots, slot, scratch, work, root_selection, selection, visit_level, evaluator, virtual, actions
-):  # pragma: no cover - compiled
-    """One simulation in ``lane`` of tree ``t``: BACKED_UP (a finished game, or compiled playouts
-    alone), WAITING (a leaf for the evaluator, left in its scratch slot; with playouts too their
-    value is in ``tree.value`` until the evaluator's arrives), or COLLIDED (the walk reached a
-    leaf already waiting; taken back). ``evaluator`` is the evaluator's
-    :class:`~carnac_env.search.evaluators.EvaluatorParameters`."""
+def simulate(tree, games, settings, t, lane, visit_level, virtual):  # pragma: no cover - compiled
+    """One simulation in ``lane`` of tree ``t`` (:func:`descend`, then the leaf): BACKED_UP (a
+    finished game, or compiled playouts alone), WAITING (a leaf for the evaluator, left in its
+    scratch slot; with playouts too their value is in ``tree.value`` until the evaluator's
+    arrives), or COLLIDED (the walk reached a leaf already waiting; taken back)."""
+    evaluator = settings.evaluator
+    scratch, work = games.scratch, games.work
     batched = evaluator.batched
-    leaf = descend(
-        tree, t, lane, roots, slot, scratch, root_selection, selection, visit_level, not batched, virtual, actions
-    )
+    leaf = descend(tree, games, settings, t, lane, visit_level, virtual)
     winner = tree.winner[t, leaf]
     if winner != NOT_OVER:
         backup(tree, t, lane, _rules.value_for(winner, 0), 0, virtual)
-        if selection.solver:
+        if settings.solver:
             propagate(tree, t, lane)
         return BACKED_UP
-    if selection.solver and tree.proven[t, leaf] != UNPROVEN:
+    if settings.solver and tree.proven[t, leaf] != UNPROVEN:
         backup(tree, t, lane, float(tree.proven[t, leaf]), 0, virtual)
         propagate(tree, t, lane)
         return BACKED_UP
@@ -154,7 +250,13 @@ def simulate(
         if evaluator.greedy:  # the lookahead's scratch: work slots trees + 2t and trees + 2t + 1
             trees = tree.root.shape[0]
             value, x = _lookahead.greedy_playout_value(
-                scratch, where, work, t, trees + 2 * t, evaluator.playouts, evaluator.epsilon, tree.rng[t]
+                scratch,
+                where,
+                _lookahead.lookahead_room(work, trees + 2 * t),
+                t,
+                evaluator.playouts,
+                evaluator.epsilon,
+                tree.rng[t],
             )
         else:
             value, x = _playouts.playout_value(scratch, where, work, t, evaluator.playouts, tree.rng[t])
@@ -168,42 +270,25 @@ def simulate(
 
 
 @njit(**_JIT)
-def run_playouts(
-    tree, t, roots, slot, scratch, work, sims, root_selection, selection, evaluator, room, actions
-):  # pragma: no cover - compiled
+def run_playouts(tree, games, settings, t, sims, room):  # pragma: no cover - compiled
     """Up to ``sims`` simulations of an evaluator that is not batched (compiled playouts alone)
     in tree ``t``, one after the other; stops early only when the tree has no room for another
     (fewer than ``room`` free edges). Returns how many ran."""
     for done in range(sims):
         if not has_room(tree, t, room):
             return done
-        simulate(tree, t, 0, roots, slot, scratch, work, root_selection, selection, 0, evaluator, False, actions)
+        simulate(tree, games, settings, t, 0, 0, False)
     return sims
 
 
 @njit(**_JIT)
-def select_round(
-    tree,
-    active,
-    roots,
-    slots,
-    scratch,
-    work,
-    root_selection,
-    selection,
-    plans,
-    done,
-    sims,
-    evaluator,
-    obs,
-    masks,
-    waiting,
-    actions,
-):  # pragma: no cover - compiled
-    """Up to ``lanes`` simulations in every active tree that has run fewer than ``sims``
-    (``done[t]`` counts them; tree ``t``'s next one uses visit level ``plans[t, done[t]]``).
-    The leaves waiting for the evaluator go to ``obs`` and ``masks``, their (tree, lane) to
-    ``waiting``, in tree and lane order. Returns the number of waiting leaves."""
+def select_round(tree, games, settings, budget, batch):  # pragma: no cover - compiled
+    """Up to ``lanes`` simulations in every active tree of ``budget`` that has run fewer than
+    its ``sims``. The leaves waiting for the evaluator go to ``batch`` in tree and lane order.
+    Returns the number of waiting leaves."""
+    active, plans, done, sims = budget.active, budget.plans, budget.done, budget.sims
+    scratch = games.scratch
+    obs, masks, waiting = batch.obs, batch.masks, batch.waiting
     lanes = tree.leaf.shape[1]
     virtual = lanes > 1
     count = 0
@@ -213,21 +298,7 @@ def select_round(
         for lane in range(lanes):
             if done[t] >= sims:
                 break
-            status = simulate(
-                tree,
-                t,
-                lane,
-                roots,
-                slots[t],
-                scratch,
-                work,
-                root_selection,
-                selection,
-                plans[t, done[t]],
-                evaluator,
-                virtual,
-                actions,
-            )
+            status = simulate(tree, games, settings, t, lane, plans[t, done[t]], virtual)
             if status == COLLIDED:
                 break
             done[t] += 1
@@ -242,10 +313,13 @@ def select_round(
 
 
 @njit(**_JIT)
-def expand_round(tree, scratch, count, waiting, logits, values, evaluator, actions):  # pragma: no cover - compiled
-    """Expand the waiting leaves with the evaluator's ``logits`` (``(count, actions)``) and
-    ``values`` (for the player to act), mix in the playout values (when the evaluator has
-    playouts too), and back up."""
+def expand_round(tree, games, settings, batch, count, logits, values):  # pragma: no cover - compiled
+    """Expand the ``count`` leaves waiting in ``batch`` with the evaluator's ``logits`` (``(count,
+    actions)``) and ``values`` (for the player to act; a
+    :class:`~carnac_env.search.base.Evaluation`), mix in the playout values (when the evaluator
+    has playouts too), and back up."""
+    scratch, actions, waiting = games.scratch, games.actions, batch.waiting
+    evaluator = settings.evaluator
     lanes = tree.leaf.shape[1]
     virtual = lanes > 1
     for k in range(count):
@@ -264,10 +338,12 @@ def expand_round(tree, scratch, count, waiting, logits, values, evaluator, actio
 
 
 @njit(**_JIT)
-def write_roots(tree, active, roots, slots, scratch, obs, masks, waiting):  # pragma: no cover - compiled
-    """The unexpanded roots of the active trees, for the network: their games copied to the
-    trees' first scratch slots, observations and masks written as in :func:`select_round`
-    (``waiting`` gets the trees, lane 0). Returns how many."""
+def write_roots(tree, games, batch, active):  # pragma: no cover - compiled
+    """The unexpanded roots of the ``active`` trees, for the network: their games copied to the
+    trees' first scratch slots, observations and masks written to ``batch`` as in
+    :func:`select_round` (its ``waiting`` gets the trees, lane 0). Returns how many."""
+    roots, slots, scratch = games.roots, games.slots, games.scratch
+    obs, masks, waiting = batch.obs, batch.masks, batch.waiting
     lanes = tree.leaf.shape[1]
     count = 0
     for t in range(active.shape[0]):
@@ -294,8 +370,9 @@ def expand_root(tree, t, actions, count, logits, value, with_logits):  # pragma:
 
 
 @njit(**_JIT)
-def start_tree(tree, t, roots, slot):  # pragma: no cover - compiled
-    """Empty tree ``t`` and give it a root for game ``slot`` of ``roots`` (not expanded)."""
+def start_tree(tree, games, t):  # pragma: no cover - compiled
+    """Empty tree ``t`` and give it a root for its game (``games.slots[t]`` of ``games.roots``; not expanded)."""
+    roots, slot = games.roots, games.slots[t]
     tree.size[t] = 0
     tree.used[t] = 0
     for lane in range(tree.leaf.shape[1]):
@@ -305,10 +382,11 @@ def start_tree(tree, t, roots, slot):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def find_position(tree, t, roots, slot, scratch, target, target_slot, max_depth):  # pragma: no cover
+def find_position(tree, games, t, target, target_slot, max_depth):  # pragma: no cover - compiled
     """The node of tree ``t`` within ``max_depth`` moves of its root whose game is game
-    ``target_slot`` of ``target`` (the root's game being game ``slot`` of ``roots``), or -1.
-    Only expanded nodes and their visited children are looked at (depth first)."""
+    ``target_slot`` of ``target`` (the root's game being ``games.slots[t]`` of ``games.roots``),
+    or -1. Only expanded nodes and their visited children are looked at (depth first)."""
+    roots, slot, scratch = games.roots, games.slots[t], games.scratch
     root = tree.root[t]
     if root < 0:
         return -1

@@ -420,6 +420,14 @@ def edge_proof(tree, t, e, player):  # pragma: no cover - compiled
     return -proof
 
 
+@njit(inline="always", **_JIT)
+def proven_lost(tree, t, e, player):  # pragma: no cover - compiled
+    """Whether edge ``e``'s child is a proven loss for ``player`` (MCTS-Solver: the selections
+    never follow such an edge while another is left)."""
+    proof = edge_proof(tree, t, e, player)
+    return proof != UNPROVEN and proof < 0
+
+
 @njit(**_JIT)
 def prove(tree, t, node):  # pragma: no cover - compiled
     """Prove ``node`` from its children if the MCTS-Solver rules allow (module docstring);
