@@ -128,7 +128,8 @@ def test_the_architecture_picture_is_drawn_from_the_layer_check() -> None:
 
 def test_the_architecture_pages_extension_examples_run() -> None:
     """Every code block of docs/architecture.md (a toy agent, evaluator, board and env adapter,
-    each playing a game) runs, in order, in a fresh interpreter, and prints what the page says."""
+    each playing a game, and a registered selection rule chosen by name) runs, in order, in a
+    fresh interpreter, and prints what the page says."""
     import re
     import subprocess
     import sys
@@ -143,5 +144,5 @@ def test_the_architecture_pages_extension_examples_run() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    assert lines[:3] == ["True True", "True", "4 5 True"], lines
-    assert lines[3] in ("[-1, 1]", "[0, 0]"), lines
+    assert lines[:4] == ["True True", "True", "UCT True", "4 5 True"], lines
+    assert lines[4] in ("[-1, 1]", "[0, 0]"), lines
