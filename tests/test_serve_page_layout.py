@@ -1,0 +1,185 @@
+"""``carnac serve``'s page fits every board and screen (issue 50).
+
+In one headless Chromium, on one server offering the seven built-in boards, at three desktop
+sizes and a phone's (emulated with touch): every square's centre, once scrolled into view, is
+that square for the browser's hit test (nothing lies over the board), the page is no wider
+than the screen, the side panel sits beside or below the board and its buttons can be
+reached, and choosing a square does not move the panel. At 1280x900 the evaluation's table of
+the agent's moves can be reached, and an evaluation's heat map is not drawn over a
+placement's preview.
+
+The server takes the board names only (a custom board is not yet accepted by ``Server``), so
+the largest boards checked are the built-in ``le_menec`` (12 x 16) and ``kermario`` (5 x 20).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from _frameworks import require
+from test_serve import Client
+
+from carnac_env.core.boards import BOARDS
+
+#: (width, height, phone): the screens checked, CSS pixels.
+SCREENS = [(1280, 800, False), (1366, 768, False), (1920, 1080, False), (390, 844, True)]
+
+#: Where the screenshots go when CARNAC_SCREENSHOTS names a folder (docs/images was made so).
+SHOTS = os.environ.get("CARNAC_SCREENSHOTS")
+SHOT_BOARDS = ("large", "kermario", "le_menec")
+
+# One script for a whole page: each square scrolled into view and hit-tested at its centre,
+# the page's width, the panel's place beside or below the board, and its buttons reachable.
+MEASURE = """
+var out = {squares: 0, hit: 0, misses: [], overflow: 0, overlap: false, reachable: [], unreachable: []};
+var targets = document.querySelectorAll("#targets rect.place");
+out.squares = targets.length;
+function at(r) {  // the element at the centre of r's box
+  var b = r.getBoundingClientRect();
+  return document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+}
+Array.prototype.forEach.call(targets, function (r) {
+  var e = at(r);
+  if (e !== r) {  // scrolled into view (only where it is not: scrolling each one is slow)
+    r.scrollIntoView({block: "center", inline: "center"});
+    e = at(r);
+  }
+  if (e === r) { out.hit += 1; }
+  else { out.misses.push(r.getAttribute("data-name") + " -> " + (e ? e.tagName + "#" + e.id : "nothing")); }
+});
+var doc = document.documentElement;
+out.overflow = doc.scrollWidth - doc.clientWidth;
+window.scrollTo(0, 0);
+var board = document.getElementById("board-svg").getBoundingClientRect();
+var panel = document.querySelector("aside").getBoundingClientRect();
+out.overlap = !(panel.left >= board.right - 0.5 || panel.top >= board.bottom - 0.5);
+["evaluate", "review", "undo", "show-heat"].forEach(function (id) {
+  var el = document.getElementById(id);
+  el.scrollIntoView({block: "center"});
+  var b = el.getBoundingClientRect();
+  var e = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+  (e === el || el.contains(e) ? out.reachable : out.unreachable).push(id);
+});
+window.scrollTo(0, 0);
+return out;
+"""
+
+PANEL = """var b = document.querySelector("aside").getBoundingClientRect();
+return [b.left + window.scrollX, b.top + window.scrollY, b.width];"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    require("tornado", "the serve extra: pip install -e '.[serve]'")
+    from carnac_env.serve import Server
+
+    # The raw network for the analysis (no search, no solver): the evaluation answers at once.
+    with Server(port=0, agents=["greedy"], boards=list(BOARDS), analysis_sims=0, analysis_solve=0) as running:
+        yield Client(running.url)
+
+
+@pytest.fixture(scope="module")
+def driver():
+    from test_replay_html import _browser
+
+    browser = _browser()
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+def _screen(driver: Any, width: int, height: int, phone: bool) -> None:
+    """The viewport ``width`` x ``height`` CSS pixels; a phone's also takes touch and honours
+    the page's viewport tag."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": phone},
+    )
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": phone, "maxTouchPoints": 5})
+
+
+def _new_game(driver: Any, server: Client, board: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(server.url + f"?board={board}&opponent=greedy&seat=0")
+    wait = WebDriverWait(driver, 60)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#opponent option"))
+    driver.find_element(By.ID, "start").click()
+    squares = BOARDS[board].rows * BOARDS[board].cols
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#targets rect.place")) == squares)
+    wait.until(lambda d: d.find_element(By.ID, "agent").is_displayed())
+
+
+@pytest.mark.parametrize("board", list(BOARDS))
+def test_every_square_can_be_clicked_and_the_panel_stays_beside_or_below(server, driver, board):
+    """One game of ``board``, the screen resized under it: at each size every square is hit,
+    the page fits, the panel is beside or below the board, and choosing a square and previewing
+    a placement leave the panel where it was."""
+    from selenium.webdriver.common.by import By
+
+    squares = BOARDS[board].rows * BOARDS[board].cols
+    _screen(driver, *SCREENS[0])
+    _new_game(driver, server, board)
+    for width, height, phone in SCREENS:
+        where = f"{board} at {width}x{height}"
+        _screen(driver, width, height, phone)
+        driver.execute_script('document.getElementById("cancel").click()')  # the position as it is, chooser closed
+        if SHOTS and (board in SHOT_BOARDS or phone):
+            driver.save_screenshot(os.path.join(SHOTS, f"serve-{board}-{'phone' if phone else width}.png"))
+        seen = driver.execute_script(MEASURE)
+        assert seen["squares"] == squares, where
+        assert seen["hit"] == squares, f"{where}: squares hidden {seen['misses']}"
+        assert seen["overflow"] <= 0, f"{where}: the page is {seen['overflow']} px too wide"
+        assert not seen["overlap"], f"{where}: the panel lies over the board"
+        assert not seen["unreachable"], f"{where}: cannot reach {seen['unreachable']}"
+
+        # Choosing a square (the middle one) opens the chooser in the panel; the panel stays put,
+        # and so it does when a placement is previewed.
+        before = driver.execute_script(PANEL)
+        middle = driver.find_elements(By.CSS_SELECTOR, "#targets rect.place")[squares // 2]
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", middle)
+        middle.click()
+        assert driver.find_element(By.ID, "chooser").is_displayed(), where
+        assert driver.execute_script(PANEL) == pytest.approx(before, abs=0.5), f"{where}: the panel moved"
+        orientation = driver.find_elements(By.CSS_SELECTOR, "button.orientation")[0]
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", orientation)
+        orientation.click()
+        assert driver.execute_script(PANEL) == pytest.approx(before, abs=0.5), f"{where}: the panel moved"
+
+
+def test_the_evaluation_can_be_read_and_its_heat_map_leaves_the_preview_alone(server, driver):
+    """At 1280x900 on le_menec: the evaluation's table of moves can be scrolled to and read, and
+    once a placement is previewed the heat map is no longer drawn over it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _screen(driver, 1280, 900, False)
+    _new_game(driver, server, "le_menec")
+    wait = WebDriverWait(driver, 120)
+    driver.find_element(By.ID, "evaluate").click()
+    wait.until(lambda d: d.find_element(By.ID, "evaluation").is_displayed())
+    rows = driver.find_elements(By.CSS_SELECTOR, "#agent-moves tr")
+    assert rows and driver.find_elements(By.CSS_SELECTOR, "#analysis .heat")
+    last = rows[-1].find_elements(By.TAG_NAME, "td")[-1]
+    hit = driver.execute_script(
+        "var el = arguments[0]; el.scrollIntoView({block: 'center'}); var b = el.getBoundingClientRect();"
+        "var e = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);"
+        "return e === el || el.contains(e);",
+        last,
+    )
+    assert hit, "the last row of the agent's moves cannot be reached"
+
+    square = driver.find_elements(By.CSS_SELECTOR, "#targets rect.place")[40]
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", square)
+    square.click()
+    driver.find_elements(By.CSS_SELECTOR, "button.orientation")[0].click()
+    wait.until(lambda d: d.find_element(By.ID, "place").is_enabled())
+    assert driver.find_elements(By.CSS_SELECTOR, "#pieces .preview")
+    assert not driver.find_element(By.ID, "analysis").is_displayed()  # the heat map stands aside
+    driver.find_element(By.ID, "cancel").click()
+    assert driver.find_element(By.ID, "analysis").is_displayed()  # and comes back with the position
+    assert driver.find_elements(By.CSS_SELECTOR, "#analysis .heat")
