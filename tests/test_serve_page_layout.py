@@ -14,7 +14,6 @@ the largest boards checked are the built-in ``le_menec`` (12 x 16) and ``kermari
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -25,10 +24,6 @@ from carnac_env.core.boards import BOARDS
 
 #: (width, height, phone): the screens checked, CSS pixels.
 SCREENS = [(1280, 800, False), (1366, 768, False), (1920, 1080, False), (390, 844, True)]
-
-#: Where the screenshots go when CARNAC_SCREENSHOTS names a folder (docs/images was made so).
-SHOTS = os.environ.get("CARNAC_SCREENSHOTS")
-SHOT_BOARDS = ("large", "kermario", "le_menec")
 
 # One script for a whole page: each square scrolled into view and hit-tested at its centre,
 # the page's width, the panel's place beside or below the board, and its buttons reachable.
@@ -128,8 +123,6 @@ def test_every_square_can_be_clicked_and_the_panel_stays_beside_or_below(server,
         where = f"{board} at {width}x{height}"
         _screen(driver, width, height, phone)
         driver.execute_script('document.getElementById("cancel").click()')  # the position as it is, chooser closed
-        if SHOTS and (board in SHOT_BOARDS or phone):
-            driver.save_screenshot(os.path.join(SHOTS, f"serve-{board}-{'phone' if phone else width}.png"))
         seen = driver.execute_script(MEASURE)
         assert seen["squares"] == squares, where
         assert seen["hit"] == squares, f"{where}: squares hidden {seen['misses']}"
