@@ -176,3 +176,45 @@ def test_the_evaluation_can_be_read_and_its_heat_map_leaves_the_preview_alone(se
     driver.find_element(By.ID, "cancel").click()
     assert driver.find_element(By.ID, "analysis").is_displayed()  # and comes back with the position
     assert driver.find_elements(By.CSS_SELECTOR, "#analysis .heat")
+
+
+# Plays the page's game to its end by its own buttons: the person's first placement (previewed,
+# then placed) or a decline, each after the agent has answered.
+PLAY_TO_THE_END = """
+var done = arguments[arguments.length - 1], $ = function (id) { return document.getElementById(id); };
+var steps = 0;
+function step() {
+  steps += 1;
+  if (steps > 4000) { done("stuck"); return; }
+  if (!$("result").hidden) { done("over"); return; }
+  if (!$("thinking").hidden) { setTimeout(step, 20); return; }
+  var place = document.querySelector("#targets rect.place");
+  if (place && $("chooser").hidden) {
+    place.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+    document.querySelector("button.orientation").click();
+  } else if (place && !$("place").disabled) {
+    $("place").click();
+  } else if (!place && !$("answers").hidden) {
+    var buttons = document.querySelectorAll("#answer-buttons button");
+    buttons[buttons.length - 1].click();  // decline
+  }
+  setTimeout(step, 20);
+}
+step();
+"""
+
+
+def test_after_the_game_the_evaluation_shows_no_empty_table(server, driver):
+    """Evaluate once the game is over: the value, and a plain line instead of an empty table."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _screen(driver, 1280, 800, False)
+    _new_game(driver, server, "petit_menec")
+    driver.set_script_timeout(120)
+    assert driver.execute_async_script(PLAY_TO_THE_END) == "over"
+    driver.find_element(By.ID, "evaluate").click()
+    WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "evaluation").is_displayed())
+    assert not driver.find_elements(By.CSS_SELECTOR, "#agent-moves tr")
+    assert not any(table.is_displayed() for table in driver.find_elements(By.CSS_SELECTOR, "#evaluation table"))
+    assert "The game is over: there are no moves to weigh." in driver.find_element(By.ID, "evaluation").text
