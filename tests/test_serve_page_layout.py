@@ -204,6 +204,7 @@ step();
 """
 
 
+@pytest.mark.slow  # a whole game by the page's buttons (about 6 s)
 def test_after_the_game_the_evaluation_shows_no_empty_table(server, driver):
     """Evaluate once the game is over: the value, and a plain line instead of an empty table."""
     from selenium.webdriver.common.by import By
