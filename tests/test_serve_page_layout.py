@@ -172,10 +172,36 @@ def test_the_evaluation_can_be_read_and_its_heat_map_leaves_the_preview_alone(se
     driver.find_elements(By.CSS_SELECTOR, "button.orientation")[0].click()
     wait.until(lambda d: d.find_element(By.ID, "place").is_enabled())
     assert driver.find_elements(By.CSS_SELECTOR, "#pieces .preview")
-    assert not driver.find_element(By.ID, "analysis").is_displayed()  # the heat map stands aside
+    heat = driver.find_elements(By.CSS_SELECTOR, "#analysis .heat")
+    assert heat and not any(box.is_displayed() for box in heat)  # the heat map stands aside
     driver.find_element(By.ID, "cancel").click()
-    assert driver.find_element(By.ID, "analysis").is_displayed()  # and comes back with the position
-    assert driver.find_elements(By.CSS_SELECTOR, "#analysis .heat")
+    heat = driver.find_elements(By.CSS_SELECTOR, "#analysis .heat")
+    assert heat and all(box.is_displayed() for box in heat)  # and comes back with the position
+
+
+def test_a_tilts_preview_shows_its_colour_over_the_heat_map(server, driver):
+    """The agent placed a megalith that can be tilted; evaluated, the heat map's boxes are drawn
+    before (under) the tilts' previews and its numbers after (over) them (SVG paints in
+    document order)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _screen(driver, 1280, 800, False)
+    driver.get(server.url + "?board=medium&opponent=greedy&seat=1")
+    wait = WebDriverWait(driver, 60)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#opponent option"))
+    driver.find_element(By.ID, "start").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#answer-buttons button"))
+    driver.find_element(By.ID, "evaluate").click()
+    wait.until(lambda d: d.find_element(By.ID, "evaluation").is_displayed())
+    order = driver.execute_script(
+        "var all = Array.prototype.slice.call(document.querySelectorAll('#board-svg *'));"
+        "var at = function (sel) { return Array.prototype.map.call(document.querySelectorAll(sel),"
+        " function (e) { return all.indexOf(e); }); };"
+        "return {heat: at('rect.heat'), preview: at('#pieces .preview'), labels: at('text.heat-label')};"
+    )
+    assert order["heat"] and order["preview"] and order["labels"], order
+    assert max(order["heat"]) < min(order["preview"]) < max(order["preview"]) < min(order["labels"])
 
 
 # Plays the page's game to its end by its own buttons: the person's first placement (previewed,
