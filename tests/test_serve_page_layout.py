@@ -142,6 +142,8 @@ def test_every_square_can_be_clicked_and_the_panel_stays_beside_or_below(server,
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", orientation)
         orientation.click()
         assert driver.execute_script(PANEL) == pytest.approx(before, abs=0.5), f"{where}: the panel moved"
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors, errors
 
 
 def test_the_evaluation_can_be_read_and_its_heat_map_leaves_the_preview_alone(server, driver):
