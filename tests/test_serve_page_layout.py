@@ -105,7 +105,9 @@ def _tap(driver: Any, element: Any) -> None:
         driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
 
 
-def _new_game(driver: Any, server: Client, board: str) -> None:
+def _new_game(driver: Any, server: Client, board: str, squares: int | None = None) -> None:
+    """A new game of ``board`` against greedy, the person Red: waits for its ``squares``
+    targets (default: the built-in board's squares) and the agent's panel."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -113,7 +115,7 @@ def _new_game(driver: Any, server: Client, board: str) -> None:
     wait = WebDriverWait(driver, 60)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#opponent option"))
     driver.find_element(By.ID, "start").click()
-    squares = BOARDS[board].rows * BOARDS[board].cols
+    squares = BOARDS[board].rows * BOARDS[board].cols if squares is None else squares
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#targets rect.place")) == squares)
     wait.until(lambda d: d.find_element(By.ID, "agent").is_displayed())
 
@@ -121,13 +123,35 @@ def _new_game(driver: Any, server: Client, board: str) -> None:
 @pytest.mark.parametrize("board", list(BOARDS))
 def test_every_square_can_be_clicked_and_the_panel_stays_beside_or_below(server, driver, board):
     """One game of ``board``, the screen resized under it: at each size every square is hit,
-    the page fits, the panel is beside or below the board, and choosing a square and previewing
-    a placement leave the panel where it was."""
+    the page fits, the panel is beside or below the board, and choosing a square (a touch on
+    the phone) and previewing a placement leave the panel where it was."""
+    _check_every_screen(driver, server, board, BOARDS[board].rows * BOARDS[board].cols)
+
+
+#: A custom board larger than every built-in one (12 x 16 is le_menec's, 5 x 20 kermario's).
+CUSTOM = "12x20"
+
+
+def test_a_large_custom_board_fits_too(driver):
+    """The same checks on a custom board, where the server offers one (issue 50 item 4)."""
+    require("tornado", "the serve extra: pip install -e '.[serve]'")
+    from carnac_env.errors import CarnacError
+    from carnac_env.serve import Server
+
+    try:
+        running = Server(port=0, agents=["greedy"], boards=[CUSTOM], analysis_sims=0, analysis_solve=0)
+    except CarnacError as err:
+        pytest.skip(f"the server takes no custom board {CUSTOM!r} yet: {err}")
+    rows, cols = map(int, CUSTOM.split("x"))
+    with running:
+        _check_every_screen(driver, Client(running.url), CUSTOM, rows * cols)
+
+
+def _check_every_screen(driver: Any, server: Client, board: str, squares: int) -> None:
     from selenium.webdriver.common.by import By
 
-    squares = BOARDS[board].rows * BOARDS[board].cols
     _screen(driver, *SCREENS[0])
-    _new_game(driver, server, board)
+    _new_game(driver, server, board, squares)
     for width, height, phone in SCREENS:
         where = f"{board} at {width}x{height}"
         _screen(driver, width, height, phone)
