@@ -150,7 +150,7 @@ class Games:
         sims = _checks.whole("analysis_sims", analysis_sims, 0, 100_000)
         solve = _checks.whole("analysis_solve", analysis_solve, 0, 64)
         for name in boards:
-            self.analysis[name] = self._analysis_offer(make_board(name), sims, solve)
+            self.analysis[name] = self._analysis_offer(name, make_board(name), sims, solve)
         self.games: OrderedDict[str, LiveGame] = OrderedDict()
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="carnac-agent")
         self.builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="carnac-build")
@@ -158,7 +158,7 @@ class Games:
         self.token = secrets.token_urlsafe(18)
         self._sweeper: asyncio.TimerHandle | None = None
 
-    def _analysis_offer(self, board: Any, sims: int, solve: int) -> dict[str, Any] | None:
+    def _analysis_offer(self, name: str, board: Any, sims: int, solve: int) -> dict[str, Any] | None:
         """The analysis offered on ``board``: ``sims`` simulations and the solver's verdicts at
         ``solve`` megaliths left if its memory fits a game's cap, else the raw network alone
         (0) with the solver, else the raw network alone, else none; None without a network for
@@ -168,14 +168,14 @@ class Games:
         try:
             _, model = default_model(board)
         except CarnacError as err:
-            self.analysis_refused[board.name] = str(err)
+            self.analysis_refused[name] = str(err)
             return None
         solve = min(solve, board.megaliths)
         for tried, solved in dict.fromkeys(((sims, solve), (0, solve), (0, 0))):
             need = analysis_need(board, tried, solve=solved)
             if need.peak <= self.ledger.cap:
                 return {"sims": tried, "solve": solved, "model": model, "need": need}
-        self.analysis_refused[board.name] = (
+        self.analysis_refused[name] = (
             f"an analysis there needs {megabytes(analysis_need(board, 0).peak)}, over the "
             f"{megabytes(self.ledger.cap)} a game may take"
         )

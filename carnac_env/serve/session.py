@@ -21,7 +21,7 @@ from typing import Any
 
 from carnac_env import _checks
 from carnac_env.core.actions import decode, place_number, tilt_colours
-from carnac_env.core.boards import DIRECTION_NAMES, Board
+from carnac_env.core.boards import DIRECTION_NAMES, Board, board_spec
 from carnac_env.core.game import COLOUR_NAMES, OVER, PHASE_NAMES, PLACE, PLAYER_NAMES, RESPOND, GameState
 from carnac_env.core.notation import action_to_text, parse_action, square_name
 from carnac_env.core.record import GameRecord
@@ -214,7 +214,8 @@ class Session:
         movers = self._movers()
         view: dict[str, Any] = {
             "id": self.id,
-            "board": {"name": board.name, "rows": board.rows, "cols": board.cols, "megaliths": board.megaliths},
+            # the board's spec, as /api/options names it ("medium", "12x20:megaliths=28,min_dolmen=3")
+            "board": {"name": board_spec(board), "rows": board.rows, "cols": board.cols, "megaliths": board.megaliths},
             "layout": {
                 "cell": layout.cell,
                 "left": layout.left,
