@@ -373,7 +373,7 @@ def _side_font(plot_height: float) -> int:
 
 
 def _curve_geometry(review: Any, width: int, height: int) -> dict[str, Any]:
-    left, right, top, bottom = 46, 14, 28, 34
+    left, right, top, bottom = 46, 14, 36, 34  # top: room for a ringed point at 1 under the title
     n = max(1, len(review.red) - 1)
     plot_w, plot_h = width - left - right, height - top - bottom
 
