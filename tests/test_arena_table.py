@@ -76,7 +76,7 @@ def test_the_repeated_games_warning_names_the_openings_option() -> None:
     same = {"pair": agents, "agents": agents, "seats": {agents[0]: 0, agents[1]: 1}, "moves": [4, 8]}
     lines = [json.dumps({**same, "result": {"winner": 0}})] * 4
     table = format_table(summarise(agents, lines, seed=0))
-    assert "played 1 distinct games in 4" in table and "--openings N" in table, table
+    assert "played 1 distinct game in 4" in table and "--openings N" in table, table
 
 
 def test_the_ratings_plot_fits_long_names_without_a_layout_warning(tmp_path) -> None:

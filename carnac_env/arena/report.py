@@ -141,11 +141,12 @@ def format_table(results: dict[str, Any]) -> str:
     if at_edge and not is_likelihood(results):
         lines.extend(at_the_edge(at_edge[0]))
     for r in results.get("repeated", []):
+        games = "game" if r["distinct"] == 1 else "games"
         lines.append(
-            f"repeated games: {printable(r['a'])} vs {printable(r['b'])} played {r['distinct']} distinct games "
+            f"repeated games: {printable(r['a'])} vs {printable(r['b'])} played {r['distinct']} distinct {games} "
             f"in {r['games']}: some "
             "were the same game again, move for move (agents with few or no random choices replay their games), "
-            f"so the pair's result rests on {r['distinct']} different games and its intervals are too narrow; "
+            f"so the pair's result rests on {r['distinct']} different {games} and its intervals are too narrow; "
             "--openings N (openings=N in Python) starts every game with N random plies, so that they differ."
         )
     return "\n".join(lines)
