@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from carnac_env.analysis import Analyst, Review, analyse, default_model, expected_score, review
-from carnac_env.analysis.review import MIN_DROP
+from carnac_env.analysis.review import MISTAKE_DROP
 from carnac_env.core.game import PLACE, RESPOND, GameState
+from carnac_env.core.notation import action_to_text
 from carnac_env.core.observation import observation_planes
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
@@ -114,6 +115,9 @@ def test_a_finished_game_shows_its_result():
     red = 0.5 if winner is None else float(winner == 0)
     assert view.final and view.expected == (red, 1 - red) and view.moves == () and view.best is None
     assert view.summary().startswith("game over") and view.svg().startswith("<svg")
+    data = view.to_dict()
+    assert data["moves"] == [] and data["no_moves"] == "the game is over: there are no moves to weigh"
+    assert analyse(positions(record)[3], sims=0).to_dict()["no_moves"] is None
 
 
 def test_the_review_is_reds_expected_score_at_every_ply():
@@ -134,25 +138,54 @@ def test_the_review_is_reds_expected_score_at_every_ply():
     assert done.red[-1] == (0.5 if winner is None else float(winner == 0)) and done.over
 
 
-def test_the_mistakes_are_the_biggest_drops_with_the_agents_move():
+def test_the_mistakes_are_the_biggest_drops_where_the_agent_preferred_another_move():
     from carnac_env.agents.az import AZAgent
 
     record = random_game(seed=1)
-    done = review(record, sims=32, mistakes=3, solve=0)
+    done = review(record, sims=32, mistakes=3, solve=0, search="all")
     states = positions(record)
     drops = done.drops()
-    choosable = [i for i in range(len(drops)) if len(states[i].legal_actions()) > 1]
-    expected = sorted((d for i, d in enumerate(drops) if i in choosable and d >= MIN_DROP), reverse=True)[:3]
-    assert [m.drop for m in done.mistakes] == pytest.approx(expected)
+    actions = record.actions()
+    qualify = [
+        (d, i + 1)
+        for i, d in enumerate(drops)
+        if len(states[i].legal_actions()) > 1 and d > MISTAKE_DROP and done.positions[i].best != actions[i]
+    ]
+    expected = sorted(qualify, key=lambda x: (-x[0], x[1]))[:3]
+    assert expected, "the test game should have a move to list"
+    assert [m.ply for m in done.mistakes] == [ply for _, ply in expected]
     agent = AZAgent(sims=32)
     for m in done.mistakes:
         mover = states[m.ply - 1].to_act
-        assert m.player == mover and m.action == record.actions()[m.ply - 1]
+        assert m.player == mover and m.action == actions[m.ply - 1]
         before = done.red[m.ply - 1] if mover == 0 else 1 - done.red[m.ply - 1]
         assert m.before == pytest.approx(before) and m.drop == pytest.approx(drops[m.ply - 1])
-        assert m.best == agent.choose(states[m.ply - 1])
-        assert m.line().startswith(f"move {m.ply}, ")
-    assert done.sims == 32 and "mistakes" in done.to_dict() and done.to_dict()["red"][0] == round(done.red[0], 4)
+        assert m.drop > MISTAKE_DROP and not m.agent_agrees
+        assert m.best == agent.choose(states[m.ply - 1]) != m.action
+        assert m.line().startswith(f"move {m.ply}, ") and "would have played it too" not in m.line()
+    data = done.to_dict()
+    assert done.sims == 32 and data["red"][0] == round(done.red[0], 4)
+    assert data["threshold"] == MISTAKE_DROP == 0.10 and "10% of expected score" in data["threshold_text"]
+    assert data["nothing_listed"] is None and [m["line"] for m in data["listed"]] == [m.line() for m in done.mistakes]
+
+
+def test_the_agents_own_moves_are_never_mistakes_and_an_empty_list_says_so():
+    """A game of the az agent's own moves (32 simulations), reviewed with the same search:
+    whatever its value head thinks of them, none is listed, and the review says so plainly."""
+    from carnac_env.agents.az import AZAgent
+
+    agent, state, actions = AZAgent(sims=32), GameState("petit_menec"), []
+    while not state.is_over:
+        actions.append(int(agent.choose(state)))
+        state.apply(actions[-1])
+    done = Analyst("petit_menec", sims=32, solve=0).review(actions)
+    assert max(done.drops()) > MISTAKE_DROP, "the test game should have a big drop on an agent's move"
+    assert done.mistakes == () and done.agreed >= 1
+    nothing = done.nothing_listed()
+    assert nothing.startswith("no move lost more than 10% of expected score") and done.lines()[-1] == nothing
+    data = done.to_dict()
+    assert data["mistakes"] == [] and data["listed"] == [] and data["nothing_listed"] == nothing
+    assert Analyst("petit_menec", sims=32, solve=0).review(actions, mistakes=0).nothing_listed() is None
 
 
 def test_a_forced_move_is_never_a_mistake():
@@ -272,6 +305,13 @@ def test_a_verdict_is_the_solvers_result_and_n_counts_the_movers_moves_on_its_li
                 walk.apply(action)
             assert walk.is_over and walk.result().reward(state.to_act) == known.result
             assert known.line[0] == known.best
+            # shown to a person in notation, each move for the player who makes it
+            walk, texts = state.copy(), []
+            for action in known.line:
+                texts.append(action_to_text(state.board, action, walk.to_act))
+                walk.apply(action)
+            data = known.to_dict()
+            assert data["line"] == texts == list(known.line_texts) and data["line_actions"] == list(known.line)
             if known.result:
                 assert known.moves == made >= 1
                 assert known.text == f"{'win' if known.result > 0 else 'loss'} in {made}"
@@ -357,6 +397,14 @@ def test_the_review_marks_the_moves_that_threw_a_solved_result_away():
     assert any("against perfect play" in line for line in done.lines())
     data = done.to_dict()
     assert data["blunders"][0]["line"] == done.blunders[0].line() and data["solved"] == list(done.solved)
+    # the blunders come first, each with the solver's move in notation
+    words = done.lines()
+    first_mistake = min((words.index(m.line()) for m in done.mistakes), default=len(words))
+    assert all(words.index(b.line()) < first_mistake for b in done.blunders)
+    assert [x["kind"] for x in data["listed"][: len(done.blunders)]] == ["blunder"] * len(done.blunders)
+    listed = data["listed"][[x["ply"] for x in data["listed"]].index(thrown)]
+    assert listed["best_text"] == b.best_text == action_to_text(states[0].board, b.best, b.player)
+    assert f"; {b.best_text} kept it" in listed["line"]
 
 
 def test_bad_input_is_a_clear_error():

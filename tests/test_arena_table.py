@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from carnac_env.arena.report import AT_THE_EDGE, READING, TABLE_COLUMNS, format_table, summarise
+import pytest
+
+from carnac_env.arena.report import AT_THE_EDGE, READING, TABLE_COLUMNS, at_the_edge, format_table, summarise
 
 
 def _results(agents: list[str], outcomes: dict[tuple[int, int], list[int | None]]) -> dict:
@@ -48,8 +50,50 @@ def test_short_specs_keep_their_names_as_column_heads() -> None:
 def test_the_ratings_are_explained_in_one_line_and_the_edge_only_when_it_shows() -> None:
     agents = ["random", "greedy"]
     close = format_table(_results(agents, {(0, 1): [0, 1, 1, 0, 1, 0, None, 1]}))
-    assert "\n".join(READING) in close and AT_THE_EDGE[0] not in close
+    assert "\n".join(READING) in close and "edge of its 95% interval" not in close
     one_sided = _results(agents, {(0, 1): [1] * 20})
     edge = one_sided["ratings"]["greedy"]
     assert round(edge["elo"]) in (round(edge["ci_low"]), round(edge["ci_high"]))
-    assert "\n".join(READING + AT_THE_EDGE) in format_table(one_sided)
+    assert "\n".join(READING + at_the_edge(edge)) in format_table(one_sided)
+
+
+def test_the_edge_example_is_a_row_of_the_table_it_explains() -> None:
+    """The example of an estimate at its interval's edge is the first such row of the very
+    table printed (it used to be a fixed 284 [54, 284] whatever the table showed)."""
+    for wins in (20, 6):
+        results = _results(["random", "greedy"], {(0, 1): [1] * wins})
+        table = format_table(results)
+        top = max(results["ratings"].values(), key=lambda r: r["elo"])
+        shown = f"{round(top['elo'])} [{round(top['ci_low'])}, {round(top['ci_high'])}]"
+        assert f"{round(top['elo'])}   [{round(top['ci_low'])}, {round(top['ci_high'])}]" in table
+        assert f"(e.g. {shown})" in table and "{example}" not in table, table
+        assert AT_THE_EDGE[1] in table
+    assert "284 [54, 284]" not in table
+
+
+def test_the_repeated_games_warning_names_the_openings_option() -> None:
+    agents = ["az:sims=0", "az:sims=0:c=1.0"]
+    same = {"pair": agents, "agents": agents, "seats": {agents[0]: 0, agents[1]: 1}, "moves": [4, 8]}
+    lines = [json.dumps({**same, "result": {"winner": 0}})] * 4
+    table = format_table(summarise(agents, lines, seed=0))
+    assert "played 1 distinct game in 4" in table and "--openings N" in table, table
+
+
+def test_the_ratings_plot_fits_long_names_without_a_layout_warning(tmp_path) -> None:
+    """Long agent specs used to leave tight_layout no room ("Tight layout not applied"): the
+    plot now widens to hold the names (each cut to its ends past 48 characters)."""
+    import warnings
+
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    from carnac_env.arena.ratings import plot_ratings
+
+    agents = ["az:model=runs/a-very-long-folder-name/of-a-run/best.npz:sims=400:c=1.25", "greedy", "a" * 120]
+    results = _results(agents, {(i, j): [0, 1, None, 0] for i in range(3) for j in range(i + 1, 3)})
+    results.update(board="medium", games_per_pair=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plot_ratings(results, tmp_path / "ratings.png")
+    width, _ = Image.open(tmp_path / "ratings.png").size
+    assert 600 <= width <= 1200

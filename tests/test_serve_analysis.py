@@ -90,6 +90,9 @@ def test_the_position_and_the_review_are_the_analysis_modules_numbers(server):
     reviewed = Analyst("petit_menec", sims=200).review(actions)
     assert done["review"] == json.loads(json.dumps(reviewed.to_dict()))
     assert done["curve_svg"] == reviewed.svg()
+    # what the page shows beside the list: the rule, and a sentence when no move qualifies
+    assert done["review"]["threshold"] == 0.1 and "10% of expected score" in done["review"]["threshold_text"]
+    assert (done["review"]["nothing_listed"] is None) == bool(done["review"]["mistakes"])
 
 
 def test_the_analysis_keeps_the_servers_rules(server):

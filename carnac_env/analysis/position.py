@@ -209,7 +209,9 @@ class Evaluation:
         return line
 
     def to_dict(self, top: int | None = None) -> dict[str, Any]:
-        """JSON-ready: the numbers of this evaluation (``top``: only the first moves)."""
+        """JSON-ready: the numbers of this evaluation (``top``: only the first moves). At the
+        end of the game ``moves`` is empty and ``no_moves`` says why in words (else None), so
+        that a page shows that sentence instead of an empty table of moves."""
         board = self.state.board
         search = None
         if self.search_expected is not None:
@@ -236,6 +238,7 @@ class Evaluation:
             "best": best,
             "moves": [m.to_dict() for m in moves],
             "legal": len(self.moves),
+            "no_moves": "the game is over: there are no moves to weigh" if self.final else None,
             "pending": square_name(board, self.state.pending) if self.state.pending >= 0 else None,
             "solved": self.solved,
             "verdict": None if self.verdict is None else self.verdict.to_dict(),

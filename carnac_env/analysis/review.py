@@ -5,9 +5,15 @@ Every position of the game gets the value head's expected score, always **from R
 forth without the game changing hands): ``red[i]`` is Red's expected score after ``i`` moves,
 and at the end the result itself (1 a Red win, 1/2 a draw, 0 a loss). A move's **drop** is how
 much its mover's expected score fell from before it to after it (``red[i-1] - red[i]`` for
-Red's moves, the opposite for White's). The moves that dropped most (a forced move, the only
-legal one, never counts) are the review's :class:`Mistake` list, each with the move the agent
-would have played there (its search's choice, the ``az`` agent's move).
+Red's moves, the opposite for White's).
+
+**What is listed.** A move is a :class:`Mistake` only when it lost its mover more than
+:data:`MISTAKE_DROP` of expected score (0.10 on the 0-to-1 scale: "10% of expected score") *and*
+the agent would have played another move there (its search's choice, the ``az`` agent's move);
+a forced move (the only legal one) never counts. A big drop on the agent's own choice is the
+network changing its mind, not a lesson, so it is left out (and counted in
+:attr:`Review.agreed`). The list is the biggest drops first; when nothing qualifies the review
+says so plainly (:meth:`Review.nothing_listed`).
 
 The drops come from the value head alone, so they are what the network believes, with its
 blind spots: a drop on the last move, where the result replaces the prediction, says as much
@@ -17,8 +23,10 @@ about the network as about the move.
 megaliths left, :mod:`carnac_env.analysis.solved`), ``solved[i]`` is the exact verdict on
 position ``i`` for its player to act, and a move that changed its mover's solved result (a win
 thrown away to a draw or a loss, or a draw to a loss) is a :class:`Blunder`, with the solver's
-move that kept the result. The review solves from the end of the game backwards and stops at
-the first position the solver gives up on (earlier ones, with more megaliths left, cost more).
+move that kept the result, in notation. The blunders come first in the review's words
+(:meth:`Review.lines`) and in :meth:`Review.to_dict`'s ``"listed"``. The review solves from the
+end of the game backwards and stops at the first position the solver gives up on (earlier ones,
+with more megaliths left, cost more).
 """
 
 from __future__ import annotations
@@ -33,12 +41,17 @@ from carnac_env.core.notation import action_to_text
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
 
-__all__ = ["SEARCHES", "Blunder", "Mistake", "Review", "review_game"]
+__all__ = ["MISTAKE_DROP", "SEARCHES", "Blunder", "Mistake", "Review", "review_game"]
 
 #: Which positions a review searches: the mistakes' (the default), every one, or none.
 SEARCHES = ("mistakes", "all", "none")
-#: A drop smaller than this (in expected score) is never listed as a mistake.
-MIN_DROP = 0.02
+#: A move is listed as a mistake only if it lost its mover more than this much expected score
+#: (on the 0-to-1 scale) and the agent preferred another move there.
+MISTAKE_DROP = 0.10
+#: With ``search="mistakes"``, the most positions searched per mistake asked for: the
+#: candidates (drops over :data:`MISTAKE_DROP`) are searched biggest first until enough
+#: mistakes are found, so that a game of the agent's own moves costs a bounded search.
+SEARCHES_PER_MISTAKE = 3
 
 
 @dataclass(frozen=True)
@@ -172,7 +185,8 @@ class Review:
             the result if the game is over).
         positions: the :class:`~carnac_env.analysis.position.Evaluation` of every position
             (searched where the review searched).
-        mistakes: the biggest drops, the biggest first.
+        mistakes: the moves that lost their mover more than :data:`MISTAKE_DROP` of expected
+            score where the agent preferred another move, the biggest drop first.
         sims: the simulations of each searched position.
         model: the network's name.
         solved: per position, the exact solver's verdict in words for its player to act
@@ -180,6 +194,9 @@ class Review:
             (not asked, the solver gave up, or the game is over); None (no list) if the review
             solved nothing.
         blunders: the moves that changed their mover's solved result, in the game's order.
+        agreed: the moves over :data:`MISTAKE_DROP` left out because the agent would have
+            played them too (among those the review looked at).
+        asked: the most mistakes the review was asked to list (0: none asked, nothing said).
     """
 
     board_name: str
@@ -193,6 +210,8 @@ class Review:
     model: str
     solved: tuple[str | None, ...] | None = None
     blunders: tuple[Blunder, ...] = ()
+    agreed: int = 0
+    asked: int = 3
 
     @property
     def over(self) -> bool:
@@ -207,19 +226,66 @@ class Review:
             out.append(change if player == 0 else -change)
         return out
 
+    @staticmethod
+    def threshold_text() -> str:
+        """Which moves the review lists, in words (the page shows it above the list)."""
+        return (
+            f"a move is listed when the agent preferred another move and it lost its mover more than "
+            f"{MISTAKE_DROP:.0%} of expected score"
+        )
+
+    def nothing_listed(self) -> str | None:
+        """When no move qualifies as a mistake, that in words (None when some do)."""
+        if self.mistakes or not self.asked:
+            return None
+        words = f"no move lost more than {MISTAKE_DROP:.0%} of expected score"
+        if self.agreed:
+            which = "1 move that did was" if self.agreed == 1 else f"{self.agreed} moves that did were"
+            words += f" where the agent preferred another move ({which} the agent's own choice)"
+        return words
+
+    def _solved_head(self) -> str | None:
+        """Where the solver reached, and whether a move changed a solved result."""
+        if self.solved is None:
+            return None
+        first = next(i for i, v in enumerate(self.solved) if v is not None)
+        if self.blunders:
+            return f"solved from position {first} on; the moves that changed a solved result:"
+        return f"solved from position {first} on: no move changed a solved result"
+
     def lines(self) -> list[str]:
-        """The review in words: the curve's ends, each mistake, and where the solver reached,
-        each blunder against perfect play."""
+        """The review in words: the curve's ends; where the solver reached, each blunder
+        against perfect play (first: they are certain); then each mistake, or a plain
+        sentence that none qualified."""
         head = f"Red's expected score (value head of {self.model}): {self.red[0]:.2f} at the start"
         head += f", {self.red[-1]:.2f} " + ("at the end (the result)" if self.over else "now")
-        out = [head, *(m.line() for m in self.mistakes)]
-        if self.solved is not None:
-            known = [i for i, v in enumerate(self.solved) if v is not None]
-            if self.blunders:
-                out.append(f"solved from position {known[0]} on; the moves that changed a solved result:")
-                out.extend(b.line() for b in self.blunders)
-            else:
-                out.append(f"solved from position {known[0]} on: no move changed a solved result")
+        out = [head]
+        solved = self._solved_head()
+        if solved is not None:
+            out.append(solved)
+            out.extend(b.line() for b in self.blunders)
+        out.extend(m.line() for m in self.mistakes)
+        nothing = self.nothing_listed()
+        if nothing is not None:
+            out.append(nothing)
+        return out
+
+    def listed(self) -> list[dict[str, Any]]:
+        """The moves to look at, in the order to show them: the blunders against perfect play
+        first (in the game's order), then the mistakes not already listed as blunders (the
+        biggest drop first); each a dict with ``kind`` (``"blunder"`` or ``"mistake"``),
+        ``ply``, ``text`` (the move in notation), ``best_text`` (the better move in notation)
+        and ``line`` (in words)."""
+        out = [
+            {"kind": "blunder", "ply": b.ply, "text": b.text, "best_text": b.best_text, "line": b.line()}
+            for b in self.blunders
+        ]
+        seen = {b.ply for b in self.blunders}
+        out.extend(
+            {"kind": "mistake", "ply": m.ply, "text": m.text, "best_text": m.best_text, "line": m.line()}
+            for m in self.mistakes
+            if m.ply not in seen
+        )
         return out
 
     def to_dict(self, positions: bool = False) -> dict[str, Any]:
@@ -239,6 +305,11 @@ class Review:
             "solved": None if self.solved is None else list(self.solved),
             "blunders": [b.to_dict() for b in self.blunders],
             "lines": self.lines(),
+            "threshold": MISTAKE_DROP,
+            "threshold_text": self.threshold_text(),
+            "nothing_listed": self.nothing_listed(),
+            "agreed": self.agreed,
+            "listed": self.listed(),
         }
         if positions:
             data["positions"] = [p.to_dict(top=5) for p in self.positions]
@@ -289,15 +360,22 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
     for i, known in verdicts.items():
         positions[i] = _with_verdict(positions[i], known)
     red = [p.expected[0] for p in positions]
-    found = []
-    for ply, before, after in _worst_drops(red, players, positions, mistakes):
-        if search == "mistakes" and analyst.sims > 0:  # search the mistake's position now
+    found: list[Mistake] = []
+    agreed = searches = 0
+    searching = search == "mistakes" and analyst.sims > 0
+    for ply, before, after in _big_drops(red, players, positions):
+        if len(found) >= mistakes or (searching and searches >= SEARCHES_PER_MISTAKE * mistakes):
+            break
+        if searching:  # search the candidate's position now: the agent's move there
             where = analyst.evaluate(states[ply - 1], ply=ply - 1, raw=raw.get(ply - 1), solve=False)
             positions[ply - 1] = _with_verdict(where, verdicts.get(ply - 1))
-        found.append(
-            _mistake(positions[ply - 1], ply, players[ply - 1], actions[ply - 1], texts[ply - 1], before, after)
-        )
-    searched = analyst.sims if (everywhere or (search == "mistakes" and found)) else 0
+            searches += 1
+        mistake = _mistake(positions[ply - 1], ply, players[ply - 1], actions[ply - 1], texts[ply - 1], before, after)
+        if mistake.agent_agrees:
+            agreed += 1
+        else:
+            found.append(mistake)
+    searched = analyst.sims if (everywhere or searches) else 0
     return Review(
         analyst.board.name,
         tuple(actions),
@@ -310,6 +388,8 @@ def review_game(analyst: Any, game: Any, *, mistakes: int = 3, search: str = "mi
         analyst.model,
         _solved_texts(verdicts, len(states)),
         _blunders(states, actions, players, texts, verdicts),
+        agreed,
+        mistakes,
     )
 
 
@@ -349,21 +429,19 @@ def _with_verdict(evaluation: Any, known: Any) -> Any:
     return evaluation if known is None else replace(evaluation, solved=known.text, verdict=known)
 
 
-def _worst_drops(
-    red: list[float], players: list[int], positions: list[Any], count: int
-) -> list[tuple[int, float, float]]:
-    """The ``count`` moves whose mover's expected score fell most (by at least :data:`MIN_DROP`;
-    never a forced move), as ``(ply, before, after)``, the biggest drop first (then the earliest)."""
+def _big_drops(red: list[float], players: list[int], positions: list[Any]) -> list[tuple[int, float, float]]:
+    """The moves whose mover's expected score fell by more than :data:`MISTAKE_DROP` (never a
+    forced move), as ``(ply, before, after)``, the biggest drop first (then the earliest)."""
     drops = []
     for ply, player in enumerate(players, start=1):
         if len(positions[ply - 1].moves) < 2:
             continue  # a forced move is nobody's choice
         before = red[ply - 1] if player == 0 else 1.0 - red[ply - 1]
         after = red[ply] if player == 0 else 1.0 - red[ply]
-        if before - after >= MIN_DROP:
+        if before - after > MISTAKE_DROP:
             drops.append((before - after, ply, before, after))
     drops.sort(key=lambda d: (-d[0], d[1]))
-    return [(ply, before, after) for _, ply, before, after in drops[:count]]
+    return [(ply, before, after) for _, ply, before, after in drops]
 
 
 def _mistake(where: Any, ply: int, player: int, action: int, text: str, before: float, after: float) -> Mistake:

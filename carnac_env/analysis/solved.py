@@ -61,7 +61,8 @@ class Verdict:
         moves: ``N``, the moves the player to act makes along the solver's line (see the module
             docstring), or None for a draw or where the line was not finished.
         best: the solver's move (one that achieves ``result``), and ``best_text`` its notation.
-        line: the solver's line from the position, as action numbers (empty if not finished).
+        line: the solver's line from the position, as action numbers (empty if not finished);
+            ``line_texts`` the same moves in notation (each for the player who makes it).
         nodes: the solver nodes spent.
     """
 
@@ -72,6 +73,7 @@ class Verdict:
     best_text: str
     line: tuple[int, ...]
     nodes: int
+    line_texts: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -97,7 +99,8 @@ class Verdict:
             "moves": self.moves,
             "text": self.text,
             "best": {"action": self.best, "text": self.best_text},
-            "line": list(self.line),
+            "line": list(self.line_texts),
+            "line_actions": list(self.line),
             "nodes": self.nodes,
             "words": self.line_text(),
         }
@@ -117,11 +120,13 @@ def _solve_here(state: GameState, nodes: int, table_mb: int) -> Verdict | None:
     best_text = action_to_text(state.board, root.best_action, mover)
     position = state.copy()
     line: list[int] = []
+    texts: list[str] = []
     made = 0
     step = root
     while True:
         made += position.to_act == mover
         line.append(step.best_action)
+        texts.append(action_to_text(state.board, step.best_action, position.to_act))
         position.apply(step.best_action)
         if position.is_over:
             break
@@ -135,7 +140,7 @@ def _solve_here(state: GameState, nodes: int, table_mb: int) -> Verdict | None:
     if position.result().reward(mover) != root.result:  # a line that misses its own value: no N claimed
         return Verdict(mover, root.result, None, root.best_action, best_text, (), nodes - left)
     n = None if root.result == 0 else made
-    return Verdict(mover, root.result, n, root.best_action, best_text, tuple(line), nodes - left)
+    return Verdict(mover, root.result, n, root.best_action, best_text, tuple(line), nodes - left, tuple(texts))
 
 
 def verdict(state: GameState, *, nodes: int = DEFAULT_SOLVE_NODES, table_mb: int = SOLVE_TABLE_MB) -> Verdict | None:

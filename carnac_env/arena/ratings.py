@@ -354,6 +354,32 @@ def _tidy(value: float) -> float:
     return round(float(value), 1) + 0.0
 
 
+#: The longest agent name (or board) the ratings plot writes whole; longer ones keep their
+#: ends around an ellipsis, so that the plot stays a readable size.
+PLOT_NAME = 48
+#: The inches the ratings plot gives its axes, beside the agents' names.
+PLOT_AXES_WIDTH = 4.5
+
+
+def _short(name: str) -> str:
+    """``name`` as the ratings plot writes it: whole up to :data:`PLOT_NAME` characters, else
+    its two ends around an ellipsis."""
+    if len(name) <= PLOT_NAME:
+        return name
+    half = (PLOT_NAME - 1) // 2
+    return name[:half] + "\N{HORIZONTAL ELLIPSIS}" + name[-half:]
+
+
+def _plot_width(fig: Any, ax: Any) -> float:
+    """The figure width, in inches, that holds the axes (:data:`PLOT_AXES_WIDTH`) beside the
+    widest agent name and under the whole title, so that ``tight_layout`` always fits (it
+    warns and gives up when the names leave the axes no room)."""
+    renderer = fig.canvas.get_renderer()
+    names = max((label.get_window_extent(renderer).width for label in ax.get_yticklabels()), default=0.0)
+    title = ax.title.get_window_extent(renderer).width
+    return max(6.0, names / fig.dpi + PLOT_AXES_WIDTH + 0.5, title / fig.dpi + 0.5)
+
+
 def plot_ratings(results: dict[str, Any], path: Path) -> bool:
     """Draw the ratings with their intervals to ``path`` (PNG, written atomically and left
     alone when it already holds this plot); False if matplotlib is missing.
@@ -375,13 +401,16 @@ def plot_ratings(results: dict[str, Any], path: Path) -> bool:
     # sits at its floor in almost every refit): its bar then stops at the point
     low = [max(0.0, ratings[a]["elo"] - ratings[a]["ci_low"]) for a in order]
     high = [max(0.0, ratings[a]["ci_high"] - ratings[a]["elo"]) for a in order]
-    fig, ax = plt.subplots(figsize=(6, 0.6 * len(order) + 1.2))
+    height = 0.6 * len(order) + 1.2
+    fig, ax = plt.subplots(figsize=(6, height))
     ax.errorbar(elo, range(len(order)), xerr=[low, high], fmt="o", capsize=4)
-    ax.set_yticks(range(len(order)), order)
+    ax.set_yticks(range(len(order)), [_short(a) for a in order])
     kind = "profile likelihood-ratio" if is_likelihood(results) else "bootstrap"
     ax.set_xlabel(f"Elo (Bradley-Terry, mean 0) with 95% {kind} interval")
-    ax.set_title(f"carnac arena: {results.get('board', '')}, {results.get('games_per_pair', '')} games per pair")
+    board = _short(str(results.get("board", "")))
+    ax.set_title(f"carnac arena: {board}, {results.get('games_per_pair', '')} games per pair")
     ax.grid(axis="x", alpha=0.3)
+    fig.set_size_inches(_plot_width(fig, ax), height)
     fig.tight_layout()
     image = io.BytesIO()
     fig.savefig(image, format="png", dpi=100, metadata={"Software": None})

@@ -133,15 +133,21 @@ def format_table(results: dict[str, Any]) -> str:
     ratings = results["ratings"]
     # a likelihood-ratio interval holds its estimate inside by construction; only the
     # bootstrap's percentiles stop at it, and that needs the words below
-    at_edge = any(round(r["elo"]) in (round(r["ci_low"]), round(r["ci_high"])) for r in ratings.values())
+    at_edge = [
+        ratings[a]
+        for a in order
+        if round(ratings[a]["elo"]) in (round(ratings[a]["ci_low"]), round(ratings[a]["ci_high"]))
+    ]
     if at_edge and not is_likelihood(results):
-        lines.extend(AT_THE_EDGE)
+        lines.extend(at_the_edge(at_edge[0]))
     for r in results.get("repeated", []):
+        games = "game" if r["distinct"] == 1 else "games"
         lines.append(
-            f"repeated games: {printable(r['a'])} vs {printable(r['b'])} played {r['distinct']} distinct games "
+            f"repeated games: {printable(r['a'])} vs {printable(r['b'])} played {r['distinct']} distinct {games} "
             f"in {r['games']}: some "
             "were the same game again, move for move (agents with few or no random choices replay their games), "
-            f"so the pair's result rests on {r['distinct']} different games and its intervals are too narrow."
+            f"so the pair's result rests on {r['distinct']} different {games} and its intervals are too narrow; "
+            "--openings N (openings=N in Python) starts every game with N random plies, so that they differ."
         )
     return "\n".join(lines)
 
@@ -152,8 +158,16 @@ READING = (
     "agents: compare numbers within one table, not across runs (docs/agents.md, The arena).",
 )
 
-#: Printed under :data:`READING` when some agent's estimate sits at an edge of its interval.
+#: Printed under :data:`READING` when some agent's estimate sits at an edge of its interval;
+#: ``{example}`` is one such row of the table (:func:`at_the_edge`).
 AT_THE_EDGE = (
-    "An estimate at the edge of its 95% interval (e.g. 284 [54, 284]): the refits rarely went",
+    "An estimate at the edge of its 95% interval (e.g. {example}): the refits rarely went",
     "beyond it, as when an agent won or lost nearly every game; closer opponents tighten it.",
 )
+
+
+def at_the_edge(rating: dict[str, Any]) -> tuple[str, ...]:
+    """:data:`AT_THE_EDGE` with its example taken from ``rating`` (a row of the table's ratings,
+    ``elo``, ``ci_low`` and ``ci_high``), written as the table writes it: ``191 [0, 191]``."""
+    example = f"{round(rating['elo'])} [{round(rating['ci_low'])}, {round(rating['ci_high'])}]"
+    return tuple(line.format(example=example) for line in AT_THE_EDGE)

@@ -7,13 +7,16 @@ only draws them, reading their fields, and imports nothing above the renderers.
 * :func:`policy_layer`: an SVG group to lay over a board drawn with
   :class:`~carnac_env.render.svg.SvgLayout`: each square tinted by the weight of the moves on
   it (the search's visit share after a search, else the network's prior; a placement's four
-  orientations summed, a tilt on its two landing squares), the strongest labelled with their
-  percentage, the agent's choice ringed (with its orientation, or "decline"), and where the
+  orientations summed, a tilt as a frame round its two landing squares that leaves the board's
+  tilt preview inside it uncovered), the strongest labelled with their percentage (a tilt's on
+  its first square, off the preview's arrow; the decline's along the foot of its square,
+  smaller until it fits), the agent's choice ringed (with its orientation, or "decline"), and where the
   exact solver found a win or a draw (``evaluation.verdict``), the solver's move ringed dashed.
 * :func:`evaluation_svg` / :func:`evaluation_png`: the board, that layer, and under it a bar
   of each side's expected score and the numbers in words.
 * :func:`curve_svg` / :func:`curve_png`: Red's expected score after every move, the half-way
-  line, the mistakes circled and numbered (in the mover's colour).
+  line, the mistakes circled and numbered (in the mover's colour); "Red ahead" and "White
+  ahead" stand up the left margin, so that no point of the curve ever sits on them.
 
 Every colour is :mod:`carnac_env.render.style`'s.
 """
@@ -148,11 +151,14 @@ def _response_shapes(evaluation: Any, grid: _Grid) -> list[dict[str, Any]]:
     for info in evaluation.moves:
         move = decode(state.board, info.action)
         weight = evaluation.weight(info)
+        frame, at = 0, None
         if move.kind == "tilt":
             a, b = sorted(targets[move.direction][:2])
             (x0, y0, _, _), (_, _, x1, y1) = grid.box(a), grid.box(b)
-            inset = grid.cell // 8
-            area = (x0 + inset, y0 + inset, x1 - inset, y1 - inset)
+            area = (x0, y0, x1, y1)
+            frame = tilt_frame(grid.cell)
+            ax0, ay0, ax1, ay1 = grid.box(a)
+            at = ((ax0 + ax1) // 2, (ay0 + ay1) // 2)  # off the preview's arrow, which is mid-slab
             note = None
         else:  # decline: on the pending megalith itself
             area = grid.box(state.pending)
@@ -166,9 +172,41 @@ def _response_shapes(evaluation: Any, grid: _Grid) -> list[dict[str, Any]]:
                 "solver": info.action == solver,
                 "note": note,
                 "decline": move.kind == "decline",
+                "frame": frame,
+                "at": at,
             }
         )
     return shapes
+
+
+#: How far the boards' tilt previews stand in from their squares' edges, as a fraction of the
+#: square (:mod:`carnac_env.render.image` and :mod:`carnac_env.render.svg` draw them so).
+PREVIEW_INSET = 0.16
+
+
+def tilt_frame(cell: int) -> int:
+    """The width of a tilt's tint: a frame around its two landing squares, from a pixel inside
+    their edge to a pixel short of the tilt preview (inset :data:`PREVIEW_INSET`), so that the
+    preview's colour (what the tilt would show) stays visible under the heat map."""
+    return max(1, round(cell * PREVIEW_INSET) - 2)
+
+
+#: The narrowest a heat-map label's text is drawn (pixels).
+MIN_LABEL_FONT = 6
+
+
+def decline_font(cell: int, text: str, measure: Any = None) -> int:
+    """The font size of the decline's label ``text`` (``"decline 4%"``): the usual small label
+    size, made smaller until the text fits its cell with 2 pixels to spare each side.
+    ``measure(text, size)`` gives the text's width (Pillow's); without it, the width is
+    estimated at 0.62 of the size per character (bold sans-serif), and the SVG also caps it
+    with ``textLength``."""
+    size = max(8, round(max(9, round(cell * 0.3)) * 0.8))
+    room = cell - 4
+    width = measure or (lambda t, n: 0.62 * n * len(t))
+    while size > MIN_LABEL_FONT and width(text, size) > room:
+        size -= 1
+    return size
 
 
 def _label(shapes: list[dict[str, Any]], labels: int) -> None:
@@ -203,9 +241,20 @@ def policy_layer(evaluation: Any, layout: SvgLayout, *, labels: int = 5) -> str:
     for shape in shapes:
         x0, y0, x1, y1 = shape["box"]
         opacity = 0.0 if shape.get("decline") else LOW + (HIGH - LOW) * shape["t"]
+        frame = shape.get("frame", 0)
+        if frame:  # a tilt: a frame around its preview, never over it
+            half = frame / 2
+            paint = (
+                f'fill="none" stroke="{_rgb(ANALYSIS_HEAT)}" stroke-opacity="{opacity:.3f}" stroke-width="{frame}" '
+                f'pointer-events="visibleStroke"'
+            )
+            x, y, w, h = x0 + 1 + half, y0 + 1 + half, x1 - x0 - 2 - frame, y1 - y0 - 2 - frame
+        else:
+            paint = f'fill="{_rgb(ANALYSIS_HEAT)}" fill-opacity="{opacity:.3f}"'
+            x, y, w, h = x0 + 1, y0 + 1, x1 - x0 - 2, y1 - y0 - 2
         out.append(
-            f'<rect class="heat" x="{x0 + 1}" y="{y0 + 1}" width="{x1 - x0 - 2}" height="{y1 - y0 - 2}" '
-            f'fill="{_rgb(ANALYSIS_HEAT)}" fill-opacity="{opacity:.3f}"><title>{escape(shape["title"])}</title></rect>'
+            f'<rect class="heat" x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" {paint}>'
+            f"<title>{escape(shape['title'])}</title></rect>"
         )
     for shape in shapes:
         x0, y0, x1, y1 = shape["box"]
@@ -225,9 +274,16 @@ def policy_layer(evaluation: Any, layout: SvgLayout, *, labels: int = 5) -> str:
             )
         if shape["label"] is None:
             continue
-        if shape.get("decline"):  # along the foot of the pending megalith's square
-            out.append(f'<text class="heat-label" x="{cx}" y="{y1 - 3}" {label(small)}>decline {shape["label"]}</text>')
+        if shape.get("decline"):  # along the foot of the pending megalith's square, within it
+            text = f"decline {shape['label']}"
+            fit = decline_font(cell, text)
+            cap = (
+                f' textLength="{cell - 4}" lengthAdjust="spacingAndGlyphs"' if 0.62 * fit * len(text) > cell - 4 else ""
+            )
+            out.append(f'<text class="heat-label" x="{cx}" y="{y1 - 3}"{cap} {label(fit)}>{text}</text>')
             continue
+        if shape.get("at"):
+            cx, cy = shape["at"]
         text_y = cy + size // 3 - (size // 2 if shape["note"] else 0)
         out.append(f'<text class="heat-label" x="{cx}" y="{text_y}" {label(size)}>{shape["label"]}</text>')
         if shape["note"]:
@@ -305,8 +361,19 @@ def _ticks(moves: int) -> list[int]:
     return list(range(0, moves + 1, step))
 
 
+#: Where the curve's "Red ahead" and "White ahead" stand: turned up the axis in the left
+#: margin, their foot at this x (the axis's numbers are right of them, the plot further right).
+SIDE_X = 14
+
+
+def _side_font(plot_height: float) -> int:
+    """The font size of "Red ahead" and "White ahead": 11, smaller where half the plot's
+    height is too short for "White ahead"."""
+    return max(6, min(11, int(plot_height / 2 / (0.6 * len("White ahead")))))
+
+
 def _curve_geometry(review: Any, width: int, height: int) -> dict[str, Any]:
-    left, right, top, bottom = 46, 14, 28, 34
+    left, right, top, bottom = 46, 14, 36, 34  # top: room for a ringed point at 1 under the title
     n = max(1, len(review.red) - 1)
     plot_w, plot_h = width - left - right, height - top - bottom
 
@@ -344,13 +411,13 @@ def curve_svg(review: Any, *, width: int = 560, height: int = 240) -> str:
             f'<text x="{g["left"] - 6}" y="{y(p) + 4:.1f}" font-size="11" text-anchor="end" '
             f'fill="{_rgb(SOFT_TEXT)}" {font}>{text}</text>'
         )
-    out.append(
-        f'<text x="{g["left"] + 6}" y="{g["top"] + 13}" font-size="11" fill="{_rgb(RED_TEXT)}" {font}>Red ahead</text>'
-    )
-    out.append(
-        f'<text x="{g["left"] + 6}" y="{g["top"] + g["h"] - 5}" font-size="11" fill="{_rgb(WHITE_TEXT)}" {font}>'
-        "White ahead</text>"
-    )
+    side = _side_font(g["h"])
+    for text, p, colour in (("Red ahead", 0.75, RED_TEXT), ("White ahead", 0.25, WHITE_TEXT)):
+        # in the left margin, turned up the axis: never under the curve's points
+        out.append(
+            f'<text class="side" x="{SIDE_X}" y="{y(p):.1f}" transform="rotate(-90 {SIDE_X} {y(p):.1f})" '
+            f'font-size="{side}" text-anchor="middle" fill="{_rgb(colour)}" {font}>{text}</text>'
+        )
     for tick in _ticks(g["n"]):
         out.append(
             f'<text x="{x(tick):.1f}" y="{g["top"] + g["h"] + 15}" font-size="11" text-anchor="middle" '
@@ -413,10 +480,15 @@ def evaluation_png(evaluation: Any, *, cell: int = 48, labels: int = 5) -> Any:
     for shape in shapes:
         x0, y0, x1, y1 = shape["box"]
         opacity = 0.0 if shape.get("decline") else LOW + (HIGH - LOW) * shape["t"]
-        draw.rectangle((x0 + 1, y0 + 1, x1 - 2, y1 - 2), fill=(*ANALYSIS_HEAT, round(255 * opacity)))
+        tint = (*ANALYSIS_HEAT, round(255 * opacity))
+        if shape.get("frame"):  # a tilt: a frame around its preview, never over it
+            draw.rectangle((x0 + 1, y0 + 1, x1 - 2, y1 - 2), outline=tint, width=shape["frame"])
+        else:
+            draw.rectangle((x0 + 1, y0 + 1, x1 - 2, y1 - 2), fill=tint)
     image = Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB")
     draw = ImageDraw.Draw(image)
     size = max(9, round(cell * 0.3))
+    stroke = max(1, size // 6)
     for shape in shapes:
         x0, y0, x1, y1 = shape["box"]
         cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
@@ -436,17 +508,20 @@ def evaluation_png(evaluation: Any, *, cell: int = 48, labels: int = 5) -> Any:
                 b = min(a + dash, bottom)
                 draw.line((left, a, left, b), fill=ANALYSIS_SOLVED, width=width)
                 draw.line((right, a, right, b), fill=ANALYSIS_SOLVED, width=width)
+        if shape.get("at"):
+            cx, cy = shape["at"]
         if shape["label"] is not None:
             text = f"decline {shape['label']}" if shape.get("decline") else shape["label"]
             decline = shape.get("decline")
             where = (cx, y1 - size // 2) if decline else (cx, cy - (size // 2 if shape["note"] else 0))
+            fit = decline_font(cell, text, lambda t, n: _ink_width(draw, t, font(n), stroke)) if decline else size
             draw.text(
                 where,
                 text,
-                font=font(round(size * 0.8) if decline else size),
+                font=font(fit),
                 fill=ANALYSIS_LABEL,
                 anchor="mm",
-                stroke_width=max(1, size // 6),
+                stroke_width=stroke,
                 stroke_fill=ANALYSIS_LABEL_EDGE,
             )
             if shape["note"] and not shape.get("decline"):
@@ -479,6 +554,12 @@ def evaluation_png(evaluation: Any, *, cell: int = 48, labels: int = 5) -> Any:
     return image
 
 
+def _ink_width(draw: Any, text: str, face: Any, stroke: int) -> float:
+    """The width of ``text`` in ``face`` as drawn with an outline ``stroke`` pixels wide."""
+    x0, _, x1, _ = draw.textbbox((0, 0), text, font=face, stroke_width=stroke)
+    return x1 - x0
+
+
 def curve_png(review: Any, *, width: int = 560, height: int = 240) -> Any:
     """:func:`curve_svg`'s picture drawn with Pillow (an ``RGB`` image)."""
     from PIL import Image, ImageDraw
@@ -502,8 +583,14 @@ def curve_png(review: Any, *, width: int = 560, height: int = 240) -> Any:
     )
     for p, text in ((1.0, "1"), (0.5, "0.5"), (0.0, "0")):
         draw.text((g["left"] - 6, y(p)), text, font=font(11), fill=SOFT_TEXT, anchor="rm")
-    draw.text((g["left"] + 6, g["top"] + 4), "Red ahead", font=font(11), fill=RED_TEXT)
-    draw.text((g["left"] + 6, g["top"] + g["h"] - 16), "White ahead", font=font(11), fill=WHITE_TEXT)
+    side = _side_font(g["h"])
+    for text, p, colour in (("Red ahead", 0.75, RED_TEXT), ("White ahead", 0.25, WHITE_TEXT)):
+        # in the left margin, turned up the axis: never under the curve's points
+        box = draw.textbbox((0, 0), text, font=font(side))
+        label = Image.new("RGB", (box[2] + 2, side + 4), BACKGROUND)
+        ImageDraw.Draw(label).text((1, side // 2 + 2), text, font=font(side), fill=colour, anchor="lm")
+        label = label.rotate(90, expand=True)
+        image.paste(label, (SIDE_X - label.width, round(y(p) - label.height / 2)))
     for tick in _ticks(g["n"]):
         draw.text((x(tick), g["top"] + g["h"] + 10), str(tick), font=font(11), fill=SOFT_TEXT, anchor="mm")
     draw.text((g["left"] + g["w"] / 2, height - 8), "moves played", font=font(11), fill=SOFT_TEXT, anchor="mm")
