@@ -315,13 +315,17 @@ def _analysis_parts(review: Any, record: GameRecord, layout: SvgLayout) -> tuple
     items = "".join(
         f'<li><button data-step="{m.ply - 1}" data-before="1">{escape(m.line())}</button></li>' for m in review.mistakes
     )
+    nothing = review.nothing_listed()
+    if nothing:  # said plainly, as the page and the text review say it
+        items = f"<li>{escape(nothing)}</li>"
     section = (
         '<section id="review"><h2>Review: where the expected score dropped</h2>'
         f"{review.svg()}"
         '<p class="meta">Red\'s expected score is (1 + value) / 2 from the value head: 1 a Red win, 1/2 a draw, '
         "0 a loss. Click a point to go to that position, a mistake to see the position before it with the "
         "agent's view.</p>"
-        f'<ol id="mistakes">{items}</ol>{_perfect_play(review)}</section>'
+        f'{_perfect_play(review)}<p class="meta">Listed: {escape(review.threshold_text())}.</p>'
+        f'<ol id="mistakes">{items}</ol></section>'
     )
     return f'<script id="analysis-data" type="application/json">{_json_for_script(data)}</script>\n', box, section
 
