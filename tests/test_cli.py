@@ -400,3 +400,41 @@ def test_the_arena_compiles_before_its_bar_and_says_so_on_stderr(tmp_path: Path,
     assert set(specs) == {"random", "greedy"} and say is None  # no bar, no word
     run.run_arena(["random", "greedy"], tmp_path / "a", board="petit_menec", games=1, progress=False)
     assert len(calls) == 1  # nothing left to play: nothing to compile
+
+
+@pytest.mark.parametrize(
+    ("argv", "env_drop", "error", "not_said"),
+    [
+        (["arena", "--board", "nosuch"], (), "unknown board 'nosuch'", "carnac-arena"),
+        (["arena", "--board", "7x99"], (), "cols=99; expected a whole number in 1..64", "carnac-arena"),
+        (["play", "--gui"], ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"), "cannot open a window", "will be saved"),
+    ],
+)
+def test_a_command_refuses_before_it_announces_what_it_would_write(tmp_path, argv, env_drop, error, not_said) -> None:
+    """A bad board or a missing display is the first and only thing said: no output folder or
+    record path is announced for a run that cannot start, and nothing is written."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in env_drop}
+    done = subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 2 and error in done.stderr, done.stderr
+    assert not_said not in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_help_says_each_default_once() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "carnac_env.cli", "train", "--help"], capture_output=True, text=True, timeout=120
+    )
+    text = " ".join(done.stdout.split())
+    assert "(default every built-in board of the run)" in text
+    import re
+
+    assert not re.search(r"\(default[^)]*\) \(default", text), "an option's help says its default twice"

@@ -68,7 +68,9 @@ def _model_facts(path: Path, root: Path) -> str:
     if shape:
         facts.append(f"{shape.get('blocks', '?')} residual blocks of {shape.get('channels', '?')} channels")
     if card.get("games"):
-        facts.append(f"trained on {card['games']} games")
+        # a network trained on from another one (--init) counts only its own run's games
+        since = " since --init from an earlier network" if "--init" in str(card.get("command")) else ""
+        facts.append(f"trained on {card['games']} games{since}")
     return path.relative_to(root).as_posix() + (f": {', '.join(facts)}" if facts else "")
 
 
@@ -85,8 +87,10 @@ def cmd_arena(args: argparse.Namespace) -> int:
     """Run (or resume) an arena and print its table."""
     from carnac_env.arena import run_arena, split_agents
     from carnac_env.cli.parser import DEFAULT_ARENA
+    from carnac_env.core.boards import make_board
 
     agents = split_agents(args.agents)
+    make_board(args.board)  # a bad board is refused before the output folder is announced
     out = _stated_out(args.out, DEFAULT_ARENA["out"], "the games and results")
     return _resumable(
         lambda: run_arena(

@@ -72,7 +72,7 @@ _HELP = {
     "general and when --init names a model that reads them)",
     "mix": "--board general: the boards and their weights by games, NAME:WEIGHT,... (custom: random custom boards)",
     "games_per_board": "--board general: each iteration's games are played in groups of this many, one board a group",
-    "eval_boards": "the built-in boards evaluated, comma-separated (default: every built-in board of the run)",
+    "eval_boards": "the built-in boards evaluated, comma-separated",
     "train_steps": "gradient steps per iteration",
     "batch_size": "positions per gradient step",
     "lr": "AdamW learning rate (before the first step of --lr-schedule)",
@@ -97,6 +97,8 @@ _HELP = {
     "onnx extra; about 1.3x the positions per CPU second of a whole run, trained as well in one short ablation: "
     "docs/training.md)",
 }
+#: What an empty text default means, where "none" would not say it.
+_EMPTY_MEANS = {"eval_boards": "every built-in board of the run"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -138,14 +140,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "local Ray started for the run; 'auto', on the cluster of this machine; HOST:PORT, on the cluster there. "
         "Same results as in this process (docs/training.md) (default: no Ray)",
     )
-    for field in fields(Config):
+    for field in fields(Config):  # each option's help ends with its default, said once
         if field.name == "board":
             continue
         flag = "--" + field.name.replace("_", "-")
         default = getattr(defaults, field.name)
         boards = {b: d[field.name] for b, d in BOARD_DEFAULTS.items() if d.get(field.name, default) != default}
         if isinstance(default, str):
-            shown = default or "none"
+            shown = default or _EMPTY_MEANS.get(field.name, "none")
         else:
             shown = f"{default:g}" if isinstance(default, float) else default
         note = "".join(f"; {board}: {value}" for board, value in boards.items())

@@ -63,6 +63,25 @@ def display_problem(environ: Mapping[str, str] | None = None, platform: str | No
     return "there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is set)"
 
 
+def _no_window(problem: str, instead: str) -> CarnacError:
+    return CarnacError(
+        f"cannot open a window: {problem}. {instead[:1].upper()}{instead[1:]}; or run it where a display "
+        "is (a desktop session, or ssh -X); SDL_VIDEODRIVER=dummy draws a window no one sees"
+    )
+
+
+def check_display(instead: str) -> None:
+    """Refuse at once, with :func:`open_window`'s own message, where :func:`display_problem`
+    finds no display: for a command that would otherwise say or write something first.
+
+    Raises:
+        CarnacError: no window could be seen here; the message suggests ``instead``.
+    """
+    problem = display_problem()
+    if problem is not None:
+        raise _no_window(problem, instead)
+
+
 def open_window(pygame: Any, size: tuple[int, int], caption: str, instead: str) -> Any:
     """Initialise pygame's display and open a window of ``size`` pixels titled ``caption``,
     after :func:`display_problem` found a display: on a machine without one this fails at
@@ -81,10 +100,7 @@ def open_window(pygame: Any, size: tuple[int, int], caption: str, instead: str) 
             shown = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
             problem = f"the display {shown!r} cannot be reached (SDL fell back to its {driver!r} driver)"
     if problem is not None:
-        raise CarnacError(
-            f"cannot open a window: {problem}. {instead[:1].upper()}{instead[1:]}; or run it where a display "
-            "is (a desktop session, or ssh -X); SDL_VIDEODRIVER=dummy draws a window no one sees"
-        )
+        raise _no_window(problem, instead)
     try:
         screen = pygame.display.set_mode(size)
     except pygame.error as err:
