@@ -566,3 +566,47 @@ def test_without_tornado_the_error_names_the_extra():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "carnac serve needs Tornado" in done.stderr and "[serve]" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_board_made_on_the_page_is_offered_within_the_ledger(server):
+    """POST /api/boards makes a custom board: it is offered under its spec with the agents whose
+    memory fits, a game starts on it, the same board made twice is one board, and a bad spec or
+    an impossible board is a 400 naming the bad part, with nothing added."""
+    client = server
+    status, made = client.call("api/boards", "POST", {"board": "7x9:megaliths=30,min_dolmen=4"})
+    assert status == 201, made
+    assert made["name"] == "7x9:megaliths=30,min_dolmen=4" and (made["rows"], made["cols"], made["megaliths"]) == (
+        7,
+        9,
+        30,
+    )
+    assert "greedy" in made["agents"]
+    assert client.call("api/boards", "POST", {"board": " 7x9:min_dolmen=4,megaliths=30 "})[1]["name"] == made["name"]
+    names = [b["name"] for b in client.call("api/options")[1]["boards"]]
+    assert names.count(made["name"]) == 1
+    status, game = client.call("api/games", "POST", {"board": made["name"], "opponent": "greedy", "seat": 0})
+    assert (
+        status == 201
+        and game["board"]["name"] == made["name"]
+        and (game["board"]["rows"], game["board"]["cols"]) == (7, 9)
+    )
+    for body, words in (
+        ({"board": "7x99"}, "cols=99; expected a whole number in 1..64"),
+        ({"board": "7x9:megaliths=٣"}, "ASCII digits"),
+        ({"board": 7}, "a board is a text"),
+        ({"size": "7x9"}, '{"board": "7x9:megaliths=30"}'),
+    ):
+        status, answer = client.call("api/boards", "POST", body)
+        assert status == 400 and words in answer["error"], (body, answer)
+    assert [b["name"] for b in client.call("api/options")[1]["boards"]] == names
+
+
+def test_the_boards_made_on_the_page_are_bounded(server):
+    from carnac_env.serve.games import MAX_MADE_BOARDS
+
+    client = server
+    for k in range(MAX_MADE_BOARDS):
+        assert client.call("api/boards", "POST", {"board": f"5x{5 + k}"})[0] == 201
+    status, answer = client.call("api/boards", "POST", {"board": "9x9"})
+    assert status == 400 and f"{MAX_MADE_BOARDS} boards have been made" in answer["error"]
+    assert client.call("api/boards", "POST", {"board": "5x5"})[0] == 201  # one made already is still there

@@ -280,3 +280,30 @@ def test_after_the_game_the_evaluation_shows_no_empty_table(server, driver):
     assert not driver.find_elements(By.CSS_SELECTOR, "#agent-moves tr")
     assert not any(table.is_displayed() for table in driver.find_elements(By.CSS_SELECTOR, "#evaluation table"))
     assert "The game is over: there are no moves to weigh." in driver.find_element(By.ID, "evaluation").text
+
+
+def test_a_board_made_on_the_page_can_be_played(server, driver):
+    """'Make a board': the spec typed on the page becomes a board of the menu (the server's
+    answer, under its spec), a new game starts on it with all its squares, and a bad spec is
+    shown as the page's error, with the menu unchanged."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _screen(driver, 1366, 768, False)
+    driver.get(server.url)
+    wait = WebDriverWait(driver, 60)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#opponent option"))
+    before = len(driver.find_elements(By.CSS_SELECTOR, "#board option"))
+    driver.find_element(By.CSS_SELECTOR, "#make-board summary").click()
+    spec = driver.find_element(By.ID, "board-spec")
+    spec.send_keys("6x11:megaliths=20")
+    driver.find_element(By.ID, "add-board").click()
+    wait.until(lambda d: d.find_element(By.ID, "board").get_attribute("value") == "6x11:megaliths=20,min_dolmen=3")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#board option")) == before + 1
+    driver.find_element(By.ID, "start").click()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#targets rect.place")) == 66)
+    spec.clear()
+    spec.send_keys("6x99")
+    driver.find_element(By.ID, "add-board").click()
+    wait.until(lambda d: "cols=99" in d.find_element(By.ID, "error").text)
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#board option")) == before + 1

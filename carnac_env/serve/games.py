@@ -64,6 +64,10 @@ class NotFoundError(CarnacError):
     """No such game or page (404)."""
 
 
+#: The most boards the page may make on one server (each keeps a few small tables).
+MAX_MADE_BOARDS = 16
+
+
 @dataclass(eq=False)
 class LiveGame:
     """A game of this server: its session, its agent (None until built, or once its tree has
@@ -122,19 +126,12 @@ class Games:
         self.agents = agents
         self.boards = boards
         self.ledger = Ledger(memory, workers, self._forget)
-        built = {spec: make(spec) for spec in agents}  # a bad spec fails at start, not at the first game
+        self._built = {spec: make(spec) for spec in agents}  # a bad spec fails at start, not at the first game
         self.needs: dict[tuple[str, str], Need | None] = {}
         self.offered: dict[str, list[str]] = {}
         self.refused: list[str] = []
         for name in boards:
-            board = make_board(name)
-            self.offered[name] = []
-            for spec, agent in built.items():
-                need = self.needs[spec, name] = search_need(agent, board)
-                if need is None or need.peak <= self.ledger.cap:
-                    self.offered[name].append(spec)
-                else:
-                    self.refused.append(f"{spec} on {name} (needs {megabytes(need.peak)})")
+            self._offer_agents(name, make_board(name))
         if not any(self.offered.values()):
             raise CarnacError(
                 f"no agent fits any board in {megabytes(memory)} of search memory over {workers} worker(s) "
@@ -147,16 +144,66 @@ class Games:
         #: None with the reason in :attr:`analysis_refused`.
         self.analysis: dict[str, dict[str, Any] | None] = {}
         self.analysis_refused: dict[str, str] = {}
-        sims = _checks.whole("analysis_sims", analysis_sims, 0, 100_000)
-        solve = _checks.whole("analysis_solve", analysis_solve, 0, 64)
+        self._analysis_budget = (
+            _checks.whole("analysis_sims", analysis_sims, 0, 100_000),
+            _checks.whole("analysis_solve", analysis_solve, 0, 64),
+        )
         for name in boards:
-            self.analysis[name] = self._analysis_offer(name, make_board(name), sims, solve)
+            self.analysis[name] = self._analysis_offer(name, make_board(name), *self._analysis_budget)
+        #: The boards made on the page (:meth:`add_board`), at most :data:`MAX_MADE_BOARDS`.
+        self.made: list[str] = []
         self.games: OrderedDict[str, LiveGame] = OrderedDict()
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="carnac-agent")
         self.builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="carnac-build")
         #: The token the page sends with every request that changes a game (with its Origin).
         self.token = secrets.token_urlsafe(18)
         self._sweeper: asyncio.TimerHandle | None = None
+
+    def _offer_agents(self, name: str, board: Any) -> list[str]:
+        """Offer on ``board`` (by its spec ``name``) every agent whose memory need fits a game's
+        share of the ledger; the others are refused, with their need. Returns the offered ones."""
+        self.offered[name] = []
+        for spec, agent in self._built.items():
+            need = self.needs[spec, name] = search_need(agent, board)
+            if need is None or need.peak <= self.ledger.cap:
+                self.offered[name].append(spec)
+            else:
+                self.refused.append(f"{spec} on {name} (needs {megabytes(need.peak)})")
+        return self.offered[name]
+
+    def add_board(self, spec: Any) -> str:
+        """Offer one more board, made on the page (``"7x9:megaliths=30"``; the syntax of
+        :func:`carnac_env.core.boards.parse_board`), and return its spec as the games name it.
+        A board offered already is returned as it is. The agents and the analysis are offered
+        there as on every board: only where their memory need fits a game's share of the ledger.
+
+        Raises:
+            CarnacError: a bad spec (naming the bad part and the limit), no agent that fits the
+                board, or :data:`MAX_MADE_BOARDS` boards made already.
+        """
+        from carnac_env.core.boards import board_spec, make_board
+
+        if not isinstance(spec, str):
+            raise CarnacError(f"a board is a text such as 7x9:megaliths=30, got {type(spec).__name__}")
+        board = make_board(spec)
+        name = board_spec(board)
+        if name in self.boards:
+            return name
+        if len(self.made) >= MAX_MADE_BOARDS:
+            raise CarnacError(
+                f"{MAX_MADE_BOARDS} boards have been made on this server already; choose one of them, or "
+                "restart it with the boards you need (carnac serve --boards)"
+            )
+        if not self._offer_agents(name, board):
+            del self.offered[name]
+            raise CarnacError(
+                f"no agent fits board {name} in the {megabytes(self.ledger.cap)} of search memory a game may take: "
+                "make it smaller, or restart the server with more --memory"
+            )
+        self.analysis[name] = self._analysis_offer(name, board, *self._analysis_budget)
+        self.boards.append(name)
+        self.made.append(name)
+        return name
 
     def _analysis_offer(self, name: str, board: Any, sims: int, solve: int) -> dict[str, Any] | None:
         """The analysis offered on ``board``: ``sims`` simulations and the solver's verdicts at

@@ -10,6 +10,7 @@ timeouts, is :mod:`.connections`.
 
     GET  /                               the page
     GET  /api/options                    the boards and the agents offered
+    POST /api/boards                     {"board": "7x9:megaliths=30"}: offer one more board, made on the page (201)
     POST /api/games                      {"board", "opponent", "seat", "seed"}: a new game (201)
     GET  /api/games/ID                   the game as the page draws it (poll while the agent thinks)
     POST /api/games/ID/move              {"action": N} or {"move": "c4 Rns"}: the person's move
@@ -155,22 +156,34 @@ def _no_constant(name: str) -> Any:
 class OptionsHandler(ApiHandler):
     @api
     def get(self) -> None:
-        from carnac_env.core.boards import make_board
+        self.reply(
+            {"boards": [_board_json(self.games, name) for name in self.games.boards], "agents": self.games.agents}
+        )
 
-        boards = []
-        for name in self.games.boards:
-            board = make_board(name)
-            boards.append(
-                {
-                    "name": name,
-                    "rows": board.rows,
-                    "cols": board.cols,
-                    "megaliths": board.megaliths,
-                    "agents": self.games.offered[name],
-                    "analysis": _offer_json(self.games.analysis[name]),
-                }
-            )
-        self.reply({"boards": boards, "agents": self.games.agents})
+
+class BoardsHandler(ApiHandler):
+    @api
+    def post(self) -> None:
+        body = self.body()
+        unknown = sorted(set(body) - {"board"})
+        if unknown or "board" not in body:
+            raise CarnacError('a board to make is {"board": "7x9:megaliths=30"}')
+        self.reply(_board_json(self.games, self.games.add_board(body["board"])), 201)
+
+
+def _board_json(games: Games, name: str) -> dict[str, Any]:
+    """One offered board as the page reads it: its spec, size, supply, agents and analysis."""
+    from carnac_env.core.boards import make_board
+
+    board = make_board(name)
+    return {
+        "name": name,
+        "rows": board.rows,
+        "cols": board.cols,
+        "megaliths": board.megaliths,
+        "agents": games.offered[name],
+        "analysis": _offer_json(games.analysis[name]),
+    }
 
 
 def _offer_json(offer: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -284,6 +297,7 @@ def make_app(games: Games, *, loopback: bool = True, names: frozenset[str] = fro
         [
             (r"/", PageHandler, options),
             (r"/api/options", OptionsHandler, options),
+            (r"/api/boards", BoardsHandler, options),
             (r"/api/games", GamesHandler, options),
             (game, GameHandler, options),
             (game + r"/move", MoveHandler, options),
