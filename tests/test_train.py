@@ -669,3 +669,14 @@ def test_export_writes_the_saved_runs_network_and_trains_nothing(tmp_path, capsy
     assert run(["--out", str(tmp_path / "empty"), "--export", str(tmp_path / "x.npz")]) == 2
     assert "holds no checkpoint.pt or resume.pt" in capsys.readouterr().err
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_a_run_on_a_custom_board_spec_trains_and_evaluates_there(tmp_path):
+    """carnac train --board 5x5:megaliths=8 (the one board syntax): the run plays, trains and
+    evaluates on that board, and its model's header states the board's rules."""
+    out = tmp_path / "run"
+    argv = ["--board", "5x5:megaliths=8", "--out", str(out), "--iterations", "1", "--games", "4", "--sims", "4"]
+    assert run([*argv, "--train-steps", "5", "--eval-every", "1", "--eval-games", "2", "--eval-sims", "0"]) == 0
+    rules = load(out / "model.npz").header["board"]
+    assert (rules["rows"], rules["cols"], rules["megaliths"]) == (5, 5, 8)
+    assert "vs_greedy" in (out / "curve.csv").read_text().splitlines()[0]

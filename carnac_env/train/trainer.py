@@ -175,7 +175,7 @@ class Trainer:
         self.mix = BoardMix.of(c.board, c.mix)
         #: The board of the model header (a general run's: :data:`GENERAL_HEADER_BOARD`).
         self.board = make_board(GENERAL_HEADER_BOARD if c.board == GENERAL else c.board)
-        self.eval_boards = [BOARDS[n] for n in (c.eval_boards.split(",") if c.eval_boards else self.mix.builtin)]
+        self.eval_boards = [make_board(n) for n in (c.eval_boards.split(",") if c.eval_boards else self.mix.builtin)]
         torch.manual_seed(c.seed)
         init = load(model_path(c.init)) if c.init and data is None else None
         self.architecture = self._architecture(init)
