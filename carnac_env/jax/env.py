@@ -22,6 +22,7 @@ Conventions (those of Pgx, so that Pgx users and tools such as mctx feel at home
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -64,7 +65,6 @@ class State:
     """
 
     current_player: Array
-    observation: Array
     rewards: Array
     terminated: Array
     truncated: Array
@@ -72,6 +72,14 @@ class State:
     _step_count: Array
     _x: GameState
     _board: Board  # static (not an array): the board and rules, for drawing
+
+    @property
+    def observation(self) -> Array:
+        """int8 ``(rows, cols, 9)`` (a batch of them for a batched state): the planes seen by
+        ``current_player``, built from the game state when read, so a step that nobody
+        observes (a random rollout, a search that reads only the mask) does not pay for them."""
+        batch_dims = self._x.cells.ndim - 1  # 0 inside vmap, the batch's dimensions outside it
+        return _observer(self._board, batch_dims)(self._x, self.current_player, self.terminated)
 
     @property
     def env_id(self) -> str:
@@ -174,8 +182,7 @@ class Carnac:
         done = state.terminated | state.truncated
         legal = (action == clipped) & state.legal_action_mask[clipped]
         play, illegal = ~done & legal, ~done & ~legal
-        moved = self.game.step(state._x, clipped)
-        x = jax.tree_util.tree_map(lambda new, old: jnp.where(play, new, old), moved, state._x)
+        x = self.game.play(state._x, clipped, play)  # unchanged unless play
         penalty = jnp.where(jnp.arange(2) == state.current_player, -1.0, 1.0).astype(jnp.float32)
         rewards = jnp.where(illegal, penalty, jnp.where(play, self.game.returns(x), 0.0)).astype(jnp.float32)
         return self._state(x, rewards, state.terminated | illegal, state._step_count + (~done).astype(jnp.int32))
@@ -209,7 +216,6 @@ class Carnac:
         terminated = forfeited | self.game.is_terminal(x)
         return State(
             current_player=x.to_act,
-            observation=self.game.observe(x, x.to_act, terminated),
             rewards=rewards,
             terminated=terminated,
             truncated=jnp.bool_(False),
@@ -218,6 +224,15 @@ class Carnac:
             _x=x,
             _board=self.board,
         )
+
+
+@functools.cache
+def _observer(board: Board, batch_dims: int) -> Any:
+    """``Game(board).observe`` under ``batch_dims`` vmaps, jitted (cached per board and depth)."""
+    observe = Game(board).observe
+    for _ in range(batch_dims):
+        observe = jax.vmap(observe)
+    return jax.jit(observe)
 
 
 def from_core(game: CoreState) -> State:
