@@ -75,8 +75,17 @@ def uniform_legal_action(key, mask):
     return jnp.where(legal > 0, block * width + place, 0).astype(jnp.int32)
 
 
-def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float]:
-    """A function that plays ``batch`` random games for ``steps`` steps each and returns the seconds."""
+#: The parts of the timed loop; ``--profile`` times the loop with some left out.
+LOOP = ("step", "reset")
+
+
+def jax_runner(env, batch: int, steps: int, seed: int = 0, parts: tuple[str, ...] = LOOP) -> Callable[[], float]:
+    """A function that plays ``batch`` random games for ``steps`` steps each and returns the seconds.
+
+    ``parts`` says what each iteration does besides drawing the action: ``"step"`` plays it,
+    ``"reset"`` starts finished games again, ``"observe"`` reads every game's observation
+    (summed into the carry, so that XLA cannot drop it), as a policy would.
+    """
     import jax
     import jax.numpy as jnp
 
@@ -84,25 +93,29 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float
     step = jax.vmap(env.step)
 
     def one_step(carry, _):
-        state, key = carry
+        state, key, seen = carry
         key, act_key, step_key, init_key = jax.random.split(key, 4)
         action = uniform_legal_action(act_key, state.legal_action_mask)
+        if "step" not in parts:  # the sampler alone: the action still feeds the carry
+            return (state.replace(_step_count=state._step_count + action), key, seen), None
         state = step(state, action, jax.random.split(step_key, batch))
-        fresh = init(jax.random.split(init_key, batch))
-        fresh = fresh.replace(terminated=state.terminated, truncated=state.truncated, rewards=state.rewards)
-        done = state.terminated | state.truncated
-        state = jax.tree_util.tree_map(
-            lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
-        )
-        return (state, key), None
+        if "observe" in parts:
+            seen = seen + jnp.sum(state.observation, dtype=jnp.int32)
+        if "reset" in parts:
+            fresh = init(jax.random.split(init_key, batch))
+            fresh = fresh.replace(terminated=state.terminated, truncated=state.truncated, rewards=state.rewards)
+            done = state.terminated | state.truncated
+            state = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
+            )
+        return (state, key, seen), None
 
     @jax.jit
-    def run(state, key):
-        (state, key), _ = jax.lax.scan(one_step, (state, key), None, length=steps)
-        return state, key
+    def run(state, key, seen):
+        return jax.lax.scan(one_step, (state, key, seen), None, length=steps)[0]
 
     key = jax.random.PRNGKey(seed)
-    carry = (jax.jit(init)(jax.random.split(key, batch)), key)
+    carry = (jax.jit(init)(jax.random.split(key, batch)), key, jnp.int32(0))
     carry = jax.block_until_ready(run(*carry))  # compile and warm up (games spread over all phases)
 
     def timed() -> float:
@@ -112,6 +125,37 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float
         return time.perf_counter() - start
 
     return timed
+
+
+def profile(envs: dict, batches: list[int], steps: int, repeats: int) -> None:
+    """Where a step of the timed loop goes, per engine: the loop timed whole and with parts left
+    out (interleaved, medians), in nanoseconds per game-step.
+
+    sampler = the loop without the step; step = without the reset, less the sampler;
+    reset = the whole loop less the loop without it; observation = the loop that also reads
+    every observation, less the whole loop (zero-ish for Pgx, whose step builds it anyway).
+    The sampler alone sees the same mask on every iteration, so XLA may hoist some of its work
+    out of the loop: its figure is a lower bound, and the step's includes that part.
+    """
+    variants = {"sampler": ("sample",), "no reset": ("step",), "loop": LOOP, "loop + observe": (*LOOP, "observe")}
+    print(f"| {'engine':<16} | {'batch':>7} | sampler | step | reset | loop | reading the observation |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for batch in batches:
+        runners = {
+            (name, v): jax_runner(env, batch, steps, parts=parts)
+            for name, env in envs.items()
+            for v, parts in variants.items()
+        }
+        times: dict[tuple, list[float]] = {k: [] for k in runners}
+        for _ in range(repeats):
+            for k, runner in runners.items():
+                times[k].append(runner())
+        for name in envs:
+            ns = {v: statistics.median(times[name, v]) / (batch * steps) * 1e9 for v in variants}
+            print(
+                f"| {name:<16} | {batch:>7,} | {ns['sampler']:.0f} | {ns['no reset'] - ns['sampler']:.0f} | "
+                f"{ns['loop'] - ns['no reset']:.0f} | {ns['loop']:.0f} | {ns['loop + observe'] - ns['loop']:.0f} |"
+            )
 
 
 def batch_runners(board: str, batch: int, steps: int, seed: int = 0) -> dict[str, Callable[[], float]]:
@@ -210,6 +254,16 @@ def main() -> None:
         help="comma-separated subset of carnac, connect_four, othello, batch (the numba BatchGame)",
     )
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead: where a step of the loop goes (sampler, step, reset, reading the observation)",
+    )
+    parser.add_argument(
+        "--observe",
+        action="store_true",
+        help="the timed loop also reads every game's observation each step, as a policy would",
+    )
+    parser.add_argument(
         "--label-propagation",
         action="store_true",
         help="instead: time one label-propagation scoring pass against one engine step (docs/jax.md)",
@@ -239,10 +293,16 @@ def main() -> None:
         print("pgx is not installed: no Pgx rows (pip install pgx)")
     device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
     print(f"jax {jax.__version__} on {device}; {args.steps} steps per game per timed call, median of {args.repeats}")
+    if args.profile:
+        profile(envs, batches, args.steps, args.repeats)
+        return
+    if args.observe:
+        print("every step also reads every game's observation")
 
     results: dict[tuple[str, int], float] = {}
     for batch in batches:
-        runners = {name: jax_runner(env, batch, args.steps) for name, env in envs.items()}
+        parts = (*LOOP, "observe") if args.observe else LOOP
+        runners = {name: jax_runner(env, batch, args.steps, parts=parts) for name, env in envs.items()}
         if "batch" in engines:
             runners.update(batch_runners(args.board, batch, min(args.steps, args.batch_steps)))
         times: dict[str, list[float]] = {name: [] for name in runners}

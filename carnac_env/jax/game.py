@@ -114,7 +114,11 @@ class GameState(NamedTuple):
 
 
 def index_dtype(board: Board) -> type:
-    """The integer type of the group bookkeeping: int16 unless the board has 2**15 squares or more."""
+    """The integer type of the group bookkeeping (labels -1..squares-1, sizes up to squares): the
+    smallest that holds them, int8 below 127 squares (every official board), so the state a
+    batch carries from step to step stays small."""
+    if board.squares < 2**7 - 1:
+        return np.int8
     return np.int16 if board.squares < 2**15 - 1 else np.int32
 
 
