@@ -285,39 +285,29 @@ class Game:
         self, state: GameState, do: Array, first: Array, second: Array, colour: Array, new_squares: Array
     ) -> tuple[Array, Array, Array]:
         """Join squares ``first`` and ``second`` (the same square for a standing megalith) of
-        ``colour`` to the groups of their same-coloured final neighbours, if ``do``.
-
-        Written as chains of elementwise comparisons over the board (one per neighbour),
-        which XLA fuses into one pass, rather than as broadcast-and-reduce or scatters."""
+        ``colour`` to the groups of their same-coloured final neighbours, if ``do``."""
         n = self.board.squares
-        squares = jnp.arange(n, dtype=jnp.int32)
+        squares = jnp.arange(n)
         label, size, cells = state.label, state.size, state.cells
         neighbours = jnp.asarray(self.neighbours)
         around = jnp.concatenate([neighbours[first], neighbours[second]])
-        around_label = jnp.take(label, around, mode="fill", fill_value=-1).astype(jnp.int32)
-        joins = do & (around_label >= 0) & (jnp.take(cells, around, mode="fill", fill_value=0) == colour)
+        around_label = jnp.take(label, around, mode="fill", fill_value=-1)
+        joins = (around_label >= 0) & (jnp.take(cells, around, mode="fill", fill_value=0) == colour)
         # count each neighbouring group once: drop a label already seen earlier in the list
-        merged = []  # the labels of the distinct groups joined, -2 (no label) where none
-        for k in range(8):
-            seen = jnp.bool_(False)
-            for j in range(k):
-                seen = seen | (joins[j] & (around_label[j] == around_label[k]))
-            merged.append(jnp.where(joins[k] & ~seen, around_label[k], -2))
-        merged = jnp.stack(merged)
-        joined_size = jnp.where(merged >= 0, jnp.take(size, jnp.maximum(merged, 0)), 0).astype(jnp.int32)
+        earlier = jnp.tril(jnp.ones((8, 8), dtype=jnp.bool_), k=-1)
+        repeated = jnp.any(earlier & joins[None, :] & (around_label[:, None] == around_label[None, :]), axis=1)
+        joins = joins & ~repeated & do
+        joined_size = jnp.where(joins, jnp.take(size, jnp.maximum(around_label, 0)), 0).astype(jnp.int32)
         new_size = new_squares + jnp.sum(joined_size)
-        merged, joined_size, new_size = jax.lax.optimization_barrier((merged, joined_size, new_size))
-        wide = label.astype(jnp.int32)
-        members = do & ((squares == first) | (squares == second))
-        for k in range(8):
-            members = members | (wide == merged[k])
+        relabel = jnp.any(joins[None, :] & (label[:, None] == around_label[None, :]), axis=1)
+        members = relabel | (do & ((squares == first) | (squares == second)))
         label = jnp.where(members, first, label).astype(label.dtype)
         size = jnp.where(do & (squares == first), new_size, size).astype(size.dtype)
         # the dolmens (groups of at least min_dolmen) that disappear into the new group, and the new one
-        sizes = jnp.arange(n + 1, dtype=jnp.int32)
-        change = (do & (sizes == new_size)).astype(jnp.int32)
-        for k in range(8):
-            change = change - ((merged[k] >= 0) & (sizes == joined_size[k])).astype(jnp.int32)
+        sizes = jnp.arange(n + 1)
+        change = (do & (sizes == new_size)).astype(jnp.int32) - jnp.sum(
+            joins[:, None] & (sizes[None, :] == joined_size[:, None]), axis=0, dtype=jnp.int32
+        )
         change = jnp.where(sizes >= self.board.min_dolmen, change * jnp.where(colour == RED, 1, -1), 0)
         return label, size, (state.dolmen_balance + change).astype(state.dolmen_balance.dtype)
 
