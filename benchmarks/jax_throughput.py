@@ -36,6 +36,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+#: The sampler's block: a mask is read as blocks of this many actions (see uniform_legal_action).
+SAMPLER_BLOCK = 16
+
 
 def uniform_legal_action(key, mask):
     """A uniform legal action per row of ``mask`` from one random integer per row.
@@ -43,17 +46,46 @@ def uniform_legal_action(key, mask):
     The same distribution as ``jax.random.categorical`` over ``log(mask)``, but that draws one
     Gumbel number per action: with Carnac's 285 actions (medium) it costs more than the step
     itself on a CPU, while Pgx's connect_four has 7 actions and othello 65.
+
+    The action is the legal one of rank ``pick`` (a uniform integer below the number of legal
+    actions), 0 where no action is legal: the same action as ``argmax(cumsum(mask) > pick)``
+    (tests/test_jax_lowering.py checks it), found in two levels, the block of
+    :data:`SAMPLER_BLOCK` actions that holds it and then its place in the block. A cumsum
+    over the whole mask lowers to an associative scan on the CPU whose cost grows with the
+    number of actions (about 4x the step of Carnac medium with its 285 actions); the two
+    levels are a few small fused comparisons, so the sampler no longer favours the engines
+    with few actions.
     """
     import jax
     import jax.numpy as jnp
 
     legal = jnp.sum(mask, axis=-1, dtype=jnp.int32)
     pick = jax.random.randint(key, legal.shape, 0, jnp.iinfo(jnp.int32).max) % jnp.maximum(legal, 1)
-    return jnp.argmax(jnp.cumsum(mask, axis=-1, dtype=jnp.int32) > pick[..., None], axis=-1).astype(jnp.int32)
+    actions, width = mask.shape[-1], SAMPLER_BLOCK
+    blocks = -(-actions // width)
+    pad = [(0, 0)] * (mask.ndim - 1) + [(0, blocks * width - actions)]
+    padded = jnp.pad(mask, pad).reshape((*mask.shape[:-1], blocks, width)).astype(jnp.int32)
+    counts = jnp.sum(padded, axis=-1)
+    up_to = jnp.tril(jnp.ones((blocks, blocks), dtype=jnp.int32))  # up_to[i, j]: block j is at or before i
+    block = jnp.sum(jnp.sum(counts[..., None, :] * up_to, axis=-1) <= pick[..., None], axis=-1)
+    before = jnp.sum(jnp.where(jnp.arange(blocks) < block[..., None], counts, 0), axis=-1)
+    row = jnp.take_along_axis(padded, jnp.minimum(block, blocks - 1)[..., None, None], axis=-2)[..., 0, :]
+    in_row = jnp.tril(jnp.ones((width, width), dtype=jnp.int32))
+    place = jnp.sum(jnp.sum(row[..., None, :] * in_row, axis=-1) <= (pick - before)[..., None], axis=-1)
+    return jnp.where(legal > 0, block * width + place, 0).astype(jnp.int32)
 
 
-def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float]:
-    """A function that plays ``batch`` random games for ``steps`` steps each and returns the seconds."""
+#: The parts of the timed loop; ``--profile`` times the loop with some left out.
+LOOP = ("step", "reset")
+
+
+def jax_runner(env, batch: int, steps: int, seed: int = 0, parts: tuple[str, ...] = LOOP) -> Callable[[], float]:
+    """A function that plays ``batch`` random games for ``steps`` steps each and returns the seconds.
+
+    ``parts`` says what each iteration does besides drawing the action: ``"step"`` plays it,
+    ``"reset"`` starts finished games again, ``"observe"`` reads every game's observation
+    (summed into the carry, so that XLA cannot drop it), as a policy would.
+    """
     import jax
     import jax.numpy as jnp
 
@@ -61,25 +93,29 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float
     step = jax.vmap(env.step)
 
     def one_step(carry, _):
-        state, key = carry
+        state, key, seen = carry
         key, act_key, step_key, init_key = jax.random.split(key, 4)
         action = uniform_legal_action(act_key, state.legal_action_mask)
+        if "step" not in parts:  # the sampler alone: the action still feeds the carry
+            return (state.replace(_step_count=state._step_count + action), key, seen), None
         state = step(state, action, jax.random.split(step_key, batch))
-        fresh = init(jax.random.split(init_key, batch))
-        fresh = fresh.replace(terminated=state.terminated, truncated=state.truncated, rewards=state.rewards)
-        done = state.terminated | state.truncated
-        state = jax.tree_util.tree_map(
-            lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
-        )
-        return (state, key), None
+        if "observe" in parts:
+            seen = seen + jnp.sum(state.observation, dtype=jnp.int32)
+        if "reset" in parts:
+            fresh = init(jax.random.split(init_key, batch))
+            fresh = fresh.replace(terminated=state.terminated, truncated=state.truncated, rewards=state.rewards)
+            done = state.terminated | state.truncated
+            state = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
+            )
+        return (state, key, seen), None
 
     @jax.jit
-    def run(state, key):
-        (state, key), _ = jax.lax.scan(one_step, (state, key), None, length=steps)
-        return state, key
+    def run(state, key, seen):
+        return jax.lax.scan(one_step, (state, key, seen), None, length=steps)[0]
 
     key = jax.random.PRNGKey(seed)
-    carry = (jax.jit(init)(jax.random.split(key, batch)), key)
+    carry = (jax.jit(init)(jax.random.split(key, batch)), key, jnp.int32(0))
     carry = jax.block_until_ready(run(*carry))  # compile and warm up (games spread over all phases)
 
     def timed() -> float:
@@ -89,6 +125,37 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0) -> Callable[[], float
         return time.perf_counter() - start
 
     return timed
+
+
+def profile(envs: dict, batches: list[int], steps: int, repeats: int) -> None:
+    """Where a step of the timed loop goes, per engine: the loop timed whole and with parts left
+    out (interleaved, medians), in nanoseconds per game-step.
+
+    sampler = the loop without the step; step = without the reset, less the sampler;
+    reset = the whole loop less the loop without it; observation = the loop that also reads
+    every observation, less the whole loop (zero-ish for Pgx, whose step builds it anyway).
+    The sampler alone sees the same mask on every iteration, so XLA may hoist some of its work
+    out of the loop: its figure is a lower bound, and the step's includes that part.
+    """
+    variants = {"sampler": ("sample",), "no reset": ("step",), "loop": LOOP, "loop + observe": (*LOOP, "observe")}
+    print(f"| {'engine':<16} | {'batch':>7} | sampler | step | reset | loop | reading the observation |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for batch in batches:
+        runners = {
+            (name, v): jax_runner(env, batch, steps, parts=parts)
+            for name, env in envs.items()
+            for v, parts in variants.items()
+        }
+        times: dict[tuple, list[float]] = {k: [] for k in runners}
+        for _ in range(repeats):
+            for k, runner in runners.items():
+                times[k].append(runner())
+        for name in envs:
+            ns = {v: statistics.median(times[name, v]) / (batch * steps) * 1e9 for v in variants}
+            print(
+                f"| {name:<16} | {batch:>7,} | {ns['sampler']:.0f} | {ns['no reset'] - ns['sampler']:.0f} | "
+                f"{ns['loop'] - ns['no reset']:.0f} | {ns['loop']:.0f} | {ns['loop + observe'] - ns['loop']:.0f} |"
+            )
 
 
 def batch_runners(board: str, batch: int, steps: int, seed: int = 0) -> dict[str, Callable[[], float]]:
@@ -187,6 +254,16 @@ def main() -> None:
         help="comma-separated subset of carnac, connect_four, othello, batch (the numba BatchGame)",
     )
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead: where a step of the loop goes (sampler, step, reset, reading the observation)",
+    )
+    parser.add_argument(
+        "--observe",
+        action="store_true",
+        help="the timed loop also reads every game's observation each step, as a policy would",
+    )
+    parser.add_argument(
         "--label-propagation",
         action="store_true",
         help="instead: time one label-propagation scoring pass against one engine step (docs/jax.md)",
@@ -216,10 +293,16 @@ def main() -> None:
         print("pgx is not installed: no Pgx rows (pip install pgx)")
     device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
     print(f"jax {jax.__version__} on {device}; {args.steps} steps per game per timed call, median of {args.repeats}")
+    if args.profile:
+        profile(envs, batches, args.steps, args.repeats)
+        return
+    if args.observe:
+        print("every step also reads every game's observation")
 
     results: dict[tuple[str, int], float] = {}
     for batch in batches:
-        runners = {name: jax_runner(env, batch, args.steps) for name, env in envs.items()}
+        parts = (*LOOP, "observe") if args.observe else LOOP
+        runners = {name: jax_runner(env, batch, args.steps, parts=parts) for name, env in envs.items()}
         if "batch" in engines:
             runners.update(batch_runners(args.board, batch, min(args.steps, args.batch_steps)))
         times: dict[str, list[float]] = {name: [] for name in runners}

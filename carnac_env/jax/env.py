@@ -3,7 +3,7 @@
 :class:`Carnac` writes once what every game shares, as Pgx's ``core.Env.step`` does: an
 illegal (or out-of-range) action ends the game at once, -1 for the player who chose it and
 +1 for the other, with the board left as it was; a finished game comes back unchanged with
-zero rewards; the step count; and the observation and the mask after each move. The rules
+zero rewards; the step count; and the observation and the mask, built when read. The rules
 themselves are the game's (:mod:`carnac_env.jax.game`).
 
 Conventions (those of Pgx, so that Pgx users and tools such as mctx feel at home):
@@ -22,6 +22,7 @@ Conventions (those of Pgx, so that Pgx users and tools such as mctx feel at home
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -50,12 +51,19 @@ class State:
 
     Public attributes, as in ``pgx.State``:
         current_player: int32, the player to act (0 Red, 1 White); after the end, the last to act.
-        observation: int8 ``(rows, cols, 9)``, the planes seen by ``current_player``.
+        observation: int8 ``(rows, cols, 9)``, the planes seen by ``current_player`` (a
+            property: built from the game state when read).
         rewards: float32 ``(2,)``, each player's reward for the step that led here.
         terminated: bool, the game is over.
         truncated: bool, always False here (every game ends: each placement uses up the
             supply, and declines alternate with placements); a time limit is the caller's.
-        legal_action_mask: bool ``(rows*cols*4 + 5,)``; all True once terminated.
+        legal_action_mask: bool ``(rows*cols*4 + 5,)``; all True once terminated (a
+            property: built from the game state when read).
+
+    Both properties work on one state and on a batch (outside ``vmap`` they are vmapped over
+    the batch's dimensions). Reading them inside ``jit`` costs what computing them costs;
+    not reading them costs nothing, so the state a batch carries from step to step is only
+    the game's own arrays (Pgx computes both on every step and carries them).
 
     Private attributes (read them for debugging only): ``_step_count``; ``_x``, the game's
     own :class:`~carnac_env.jax.game.GameState` (cells, kinds, supply, pending megalith,
@@ -64,14 +72,26 @@ class State:
     """
 
     current_player: Array
-    observation: Array
     rewards: Array
     terminated: Array
     truncated: Array
-    legal_action_mask: Array
     _step_count: Array
     _x: GameState
     _board: Board  # static (not an array): the board and rules, for drawing
+
+    @property
+    def observation(self) -> Array:
+        """int8 ``(rows, cols, 9)`` (a batch of them for a batched state): the planes seen by
+        ``current_player``, built from the game state when read, so a step that nobody
+        observes (a random rollout, a search that reads only the mask) does not pay for them."""
+        observe = _batched(self._board, _observation, self._x.cells.ndim - 1)
+        return observe(self._x, self.current_player, self.terminated)
+
+    @property
+    def legal_action_mask(self) -> Array:
+        """bool ``(rows*cols*4 + 5,)`` (a batch of them for a batched state): the legal actions
+        of ``current_player``, all True once terminated; built from the game state when read."""
+        return _batched(self._board, _mask, self._x.cells.ndim - 1)(self._x, self.terminated)
 
     @property
     def env_id(self) -> str:
@@ -172,10 +192,9 @@ class Carnac:
         action = jnp.asarray(action, dtype=jnp.int32)
         clipped = jnp.clip(action, 0, self.num_actions - 1)
         done = state.terminated | state.truncated
-        legal = (action == clipped) & state.legal_action_mask[clipped]
+        legal = (action == clipped) & self.game.legal_action_mask(state._x)[clipped]
         play, illegal = ~done & legal, ~done & ~legal
-        moved = self.game.step(state._x, clipped)
-        x = jax.tree_util.tree_map(lambda new, old: jnp.where(play, new, old), moved, state._x)
+        x = self.game.play(state._x, clipped, play)  # unchanged unless play
         penalty = jnp.where(jnp.arange(2) == state.current_player, -1.0, 1.0).astype(jnp.float32)
         rewards = jnp.where(illegal, penalty, jnp.where(play, self.game.returns(x), 0.0)).astype(jnp.float32)
         return self._state(x, rewards, state.terminated | illegal, state._step_count + (~done).astype(jnp.int32))
@@ -204,20 +223,38 @@ class Carnac:
 
     # ------------------------------------------------------------------ the shared frame
     def _state(self, x: GameState, rewards: Array, forfeited: Array, step_count: Array) -> State:
-        """The public state for game state ``x``: the player to act, the end (the game's, or
-        a forfeit), the mask (all True once over) and the observation."""
+        """The public state for game state ``x``: the player to act and the end (the game's, or
+        a forfeit); the mask and the observation are read from ``x`` when asked."""
         terminated = forfeited | self.game.is_terminal(x)
         return State(
             current_player=x.to_act,
-            observation=self.game.observe(x, x.to_act, terminated),
             rewards=rewards,
             terminated=terminated,
             truncated=jnp.bool_(False),
-            legal_action_mask=self.game.legal_action_mask(x) | terminated,
             _step_count=step_count,
             _x=x,
             _board=self.board,
         )
+
+
+def _observation(game: Game, x: GameState, player: Array, terminated: Array) -> Array:
+    """The observation of a state (:attr:`State.observation`)."""
+    return game.observe(x, player, terminated)
+
+
+def _mask(game: Game, x: GameState, terminated: Array) -> Array:
+    """The legal-action mask of a state (:attr:`State.legal_action_mask`): all True once over."""
+    return game.legal_action_mask(x) | terminated
+
+
+@functools.cache
+def _batched(board: Board, function: Any, batch_dims: int) -> Any:
+    """``function`` for ``Game(board)`` under ``batch_dims`` vmaps (0 inside ``vmap``), jitted;
+    cached per board, function and depth."""
+    batched = functools.partial(function, Game(board))
+    for _ in range(batch_dims):
+        batched = jax.vmap(batched)
+    return jax.jit(batched)
 
 
 def from_core(game: CoreState) -> State:

@@ -114,7 +114,11 @@ class GameState(NamedTuple):
 
 
 def index_dtype(board: Board) -> type:
-    """The integer type of the group bookkeeping: int16 unless the board has 2**15 squares or more."""
+    """The integer type of the group bookkeeping (labels -1..squares-1, sizes up to squares): the
+    smallest that holds them, int8 below 127 squares (every official board), so the state a
+    batch carries from step to step stays small."""
+    if board.squares < 2**7 - 1:
+        return np.int8
     return np.int16 if board.squares < 2**15 - 1 else np.int32
 
 
@@ -157,15 +161,65 @@ class Game:
 
     def step(self, state: GameState, action: Array) -> GameState:
         """Play ``action``, a legal action of a game that is not over (unchecked)."""
-        base = tilt_base(self.board.squares)
-        is_place, is_tilt = action < base, (action >= base) & (action < decline_number(self.board.squares))
-        placed, place_final = self._place(state, place_square(jnp.minimum(action, base - 1)), place_orientation(action))
-        tilted, tilt_final = self._tilt(state, jnp.clip(action - base, 0, 3))
-        declined, decline_final = self._decline(state)
-        pick = lambda p, t, d: jnp.where(is_place, p, jnp.where(is_tilt, t, d))  # noqa: E731
-        after = GameState(*(pick(p, t, d) for p, t, d in zip(placed, tilted, declined)))
-        do, first, second, new_squares = (pick(p, t, d) for p, t, d in zip(place_final, tilt_final, decline_final))
-        label, size, balance = self._join_groups(after, do, first, second, new_squares)
+        return self.play(state, action, jnp.bool_(True))
+
+    def play(self, state: GameState, action: Array, apply: Array) -> GameState:
+        """:meth:`step` if ``apply``, else ``state`` unchanged: what the environment calls,
+        so that a forfeit or a finished game costs no second pass over the state.
+
+        Every field is written once, by a select between the place, the tilt and the
+        decline (Pgx's ``lax.select`` over branches): the squares a move changes are found
+        by comparison with ``arange``, not by scatters, and the tables are indexed only at
+        a handful of squares, so the cost is the same for every action and every lane.
+        """
+        n = self.board.squares
+        base, decline = tilt_base(n), decline_number(n)
+        squares = jnp.arange(n, dtype=jnp.int32)
+        # computed once here: without the barrier XLA may fuse whatever produced the action (a
+        # sampler's reduction over the mask) into every board-wide loop below, once per square
+        action, apply = jax.lax.optimization_barrier((jnp.asarray(action, dtype=jnp.int32), apply))
+        is_place = apply & (action < base)
+        is_tilt = apply & (action >= base) & (action < decline)
+        is_decline = apply & (action >= decline)
+        mover = state.to_act
+        # the place: its square, colours, and whether it awaits a response
+        square = place_square(jnp.minimum(action, base - 1))
+        top, north_south, _ = tilt_colours(mover, place_orientation(action))
+        supply = state.supply - is_place.astype(jnp.int32)
+        respond = gets_response(jnp.any(self._fits(state.kinds, square)), supply, self.board.last_tilt)
+        # (the landing squares are never the placed square, so the kinds before it are the same there)
+        # the tilt (or decline) of the pending megalith
+        origin = jnp.maximum(state.pending, 0)
+        landing = jnp.asarray(self.tilt_squares)[origin, jnp.clip(action - base, 0, 3)]
+        tilted = tilt_colour(state.pending_colour, jnp.clip(action - base, 0, 3))
+        # the board: one square set (the placed one, or the tilted one emptied), two covered by a tilt
+        here = squares == jnp.where(is_place, square, jnp.where(is_tilt, origin, -1))
+        covered = is_tilt & ((squares == landing[0]) | (squares == landing[1]))
+        cells = jnp.where(covered, tilted, jnp.where(here, jnp.where(is_place, top, 0), state.cells))
+        kinds = jnp.where(covered, LYING, jnp.where(here, jnp.where(is_place, STANDING, EMPTY), state.kinds))
+        empty = state.empty - (is_place | is_tilt).astype(jnp.int32)
+        placed_pending = jnp.where(respond, square, -1)
+        pending = jnp.where(is_place, placed_pending, jnp.where(is_tilt | is_decline, -1, state.pending))
+        pending_colour = jnp.where(
+            is_place, jnp.where(respond, north_south, 0), jnp.where(is_tilt | is_decline, 0, state.pending_colour)
+        )
+        ended = game_ends(placed_pending, supply, empty)  # a final placement keeps its placer
+        switch = (is_place & ~ended) | is_decline
+        after = state._replace(
+            cells=cells.astype(jnp.int8),
+            kinds=kinds.astype(jnp.int8),
+            supply=supply,
+            empty=empty,
+            to_act=jnp.where(switch, 1 - mover, mover).astype(jnp.int32),
+            pending=pending.astype(jnp.int32),
+            pending_colour=pending_colour.astype(jnp.int8),
+        )
+        # the squares that became final: the placed one (no response), the two covered, the declined one
+        do = (is_place & ~respond) | is_tilt | is_decline
+        first = jnp.where(is_place, square, jnp.where(is_tilt, landing[0], origin))
+        second = jnp.where(is_tilt, landing[1], first)
+        colour = jnp.where(is_place, top, jnp.where(is_tilt, tilted, state.cells[origin]))
+        label, size, balance = self._join_groups(after, do, first, second, colour, 1 + is_tilt.astype(jnp.int32))
         return after._replace(label=label, size=size, dolmen_balance=balance)
 
     def observe(self, state: GameState, player: Array, over: Array | None = None) -> Array:
@@ -226,60 +280,15 @@ class Game:
         second = jnp.take(kinds, landing[:, 1], mode="fill", fill_value=LYING)
         return (first == EMPTY) & (second == EMPTY)
 
-    def _place(self, state: GameState, square: Array, orientation: Array) -> tuple[GameState, tuple]:
-        """A megalith placed on ``square``; and the squares that became final (none if it
-        awaits a response)."""
-        mover = state.to_act
-        top, north_south, _ = tilt_colours(mover, orientation)
-        here = jnp.arange(self.board.squares) == square
-        cells = jnp.where(here, top, state.cells).astype(jnp.int8)
-        kinds = jnp.where(here, STANDING, state.kinds).astype(jnp.int8)
-        supply, empty = state.supply - 1, state.empty - 1
-        respond = gets_response(jnp.any(self._fits(kinds, square)), supply, self.board.last_tilt)
-        pending = jnp.where(respond, square, -1).astype(jnp.int32)
-        ended = game_ends(pending, supply, empty)
-        after = state._replace(
-            cells=cells,
-            kinds=kinds,
-            supply=supply,
-            empty=empty,
-            to_act=jnp.where(ended, mover, 1 - mover).astype(jnp.int32),  # a final placement keeps its placer
-            pending=pending,
-            pending_colour=jnp.where(respond, north_south, 0).astype(jnp.int8),
-        )
-        return after, (~respond, square, square, jnp.int32(1))
-
-    def _tilt(self, state: GameState, direction: Array) -> tuple[GameState, tuple]:
-        """The pending megalith tilted towards ``direction``: it leaves its square and covers
-        two, which become final; the tilter places next."""
-        origin = jnp.maximum(state.pending, 0)
-        first, second = jnp.asarray(self.tilt_squares)[origin, direction]
-        squares = jnp.arange(self.board.squares)
-        covered = (squares == first) | (squares == second)
-        colour = tilt_colour(state.pending_colour, direction)
-        cells = jnp.where(squares == origin, 0, jnp.where(covered, colour, state.cells)).astype(jnp.int8)
-        kinds = jnp.where(squares == origin, EMPTY, jnp.where(covered, LYING, state.kinds)).astype(jnp.int8)
-        after = state._replace(
-            cells=cells, kinds=kinds, empty=state.empty - 1, pending=jnp.int32(-1), pending_colour=jnp.int8(0)
-        )
-        return after, (jnp.bool_(True), first, second, jnp.int32(2))
-
-    def _decline(self, state: GameState) -> tuple[GameState, tuple]:
-        """The pending megalith stays standing (it becomes final); the placer places again."""
-        origin = jnp.maximum(state.pending, 0)
-        after = state._replace(to_act=1 - state.to_act, pending=jnp.int32(-1), pending_colour=jnp.int8(0))
-        return after, (jnp.bool_(True), origin, origin, jnp.int32(1))
-
     # ------------------------------------------------------------------ dolmens
     def _join_groups(
-        self, state: GameState, do: Array, first: Array, second: Array, new_squares: Array
+        self, state: GameState, do: Array, first: Array, second: Array, colour: Array, new_squares: Array
     ) -> tuple[Array, Array, Array]:
-        """Join squares ``first`` and ``second`` (the same square for a standing megalith)
-        to the groups of their same-coloured final neighbours, if ``do``."""
+        """Join squares ``first`` and ``second`` (the same square for a standing megalith) of
+        ``colour`` to the groups of their same-coloured final neighbours, if ``do``."""
         n = self.board.squares
         squares = jnp.arange(n)
         label, size, cells = state.label, state.size, state.cells
-        colour = cells[first]
         neighbours = jnp.asarray(self.neighbours)
         around = jnp.concatenate([neighbours[first], neighbours[second]])
         around_label = jnp.take(label, around, mode="fill", fill_value=-1)

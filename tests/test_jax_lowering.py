@@ -1,0 +1,129 @@
+"""The JAX engine is ready for an accelerator: its jitted functions lower to XLA with no host
+callbacks, no loops and no shapes that depend on data (issue 53, item 4).
+
+Each public function of :class:`carnac_env.jax.Carnac` is lowered with ``jax.jit(...).lower``
+(one game and a vmapped batch) and the StableHLO text is read: a host callback
+(``pure_callback``, ``io_callback``, ``jax.debug``) shows as a ``custom_call`` to a Python
+callback target; a loop as ``stablehlo.while``; a shape that depends on data as a ``?``
+dimension or a dynamic-shape op. The checker is itself checked on functions that have each
+fault, so these tests can fail. Lowering compiles nothing, so the file takes seconds.
+
+The benchmark's sampler (``benchmarks/jax_throughput.py``) is checked here too: it must pick
+the very action the plain ``argmax(cumsum(mask) > pick)`` picks, so the benchmark plays the
+same games it played before it became cheap.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from _frameworks import require
+from _scripts import load_script
+
+jax = require("jax")
+jnp = require("jax.numpy")
+
+from carnac_env.jax import Carnac  # noqa: E402
+
+#: Dynamic-shape ops of StableHLO (their result shape is computed from data).
+DYNAMIC_SHAPE_OPS = (
+    "dynamic_broadcast_in_dim",
+    "dynamic_conv",
+    "dynamic_gather",
+    "dynamic_iota",
+    "dynamic_pad",
+    "dynamic_reshape",
+    "real_dynamic_slice",
+    "get_dimension_size",
+    "set_dimension_size",
+)
+
+
+def accelerator_faults(text: str) -> list[str]:
+    """What in lowered StableHLO ``text`` would keep a function off an accelerator's fast path."""
+    faults = [f"custom_call @{target}" for target in re.findall(r"custom_call\s*@(\w+)", text)]
+    faults += ["a host callback"] * ("callback" in text.lower())
+    faults += ["a while loop"] * ("stablehlo.while" in text)
+    faults += [f"a dynamic shape: {shape}" for shape in re.findall(r"tensor<[^>]*\?[^>]*>", text)]
+    faults += [f"dynamic-shape op {op}" for op in DYNAMIC_SHAPE_OPS if f"stablehlo.{op}" in text]
+    return faults
+
+
+def lowered_functions(env: Carnac, batch: int | None) -> dict[str, str]:
+    """The lowered text of init, step, observe, the observation property and the game's scoring."""
+    state = jax.eval_shape(env.init, jax.random.PRNGKey(0))
+    action = jax.ShapeDtypeStruct((), jnp.int32)
+    functions = {
+        "init": (env.init, (jax.random.PRNGKey(0),)),
+        "step": (env.step, (state, action)),
+        "observe": (env.observe, (state, jnp.int32(1))),
+        "state.observation": (lambda s: s.observation, (state,)),
+        "returns": (env.game.returns, (state._x,)),
+    }
+    texts = {}
+    for name, (function, args) in functions.items():
+        if batch is not None:
+            function = jax.vmap(function)
+            args = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((batch, *jnp.shape(a)), a.dtype), args)
+        texts[name] = jax.jit(function).lower(*args).as_text()
+    return texts
+
+
+@pytest.mark.parametrize("board", ["medium", "le_menec"])
+@pytest.mark.parametrize("batch", [None, 1024])
+def test_the_jitted_engine_lowers_without_callbacks_loops_or_dynamic_shapes(board: str, batch: int | None) -> None:
+    for name, text in lowered_functions(Carnac(board), batch).items():
+        assert accelerator_faults(text) == [], f"{board} {name} (batch {batch})"
+
+
+def test_the_step_lowers_to_static_shapes_only() -> None:
+    """Every tensor of the batched step has the batch's static size and the board's."""
+    env = Carnac("medium")
+    text = lowered_functions(env, 1024)["step"]
+    shapes = set(re.findall(r"tensor<([^>]*)>", text))
+    assert shapes and all("?" not in shape for shape in shapes)
+    assert "1024x70xi8" in shapes and f"1024x{env.num_actions}xi1" in shapes
+
+
+def test_the_checker_finds_each_fault() -> None:
+    """The checks above can fail: each fault, lowered, is reported."""
+    scalar = jax.ShapeDtypeStruct((), jnp.int32)
+
+    def lowered(function, *args) -> str:
+        return jax.jit(function).lower(*args).as_text()
+
+    callback = lowered(lambda x: jax.pure_callback(lambda v: v, scalar, x), scalar)
+    assert any("callback" in fault for fault in accelerator_faults(callback))
+    debug = lowered(lambda x: (jax.debug.print("{}", x), x)[1], scalar)
+    assert "a host callback" in accelerator_faults(debug)
+    loop = lowered(lambda x: jax.lax.while_loop(lambda v: v < 10, lambda v: v + 1, x), scalar)
+    assert accelerator_faults(loop) == ["a while loop"]
+    assert accelerator_faults(lowered(lambda x: x + 1, scalar)) == []
+    assert accelerator_faults("%0 = stablehlo.dynamic_reshape %a, %b : (tensor<?xi8>, tensor<1xi64>) -> tensor<?xi8>")
+
+
+# ---------------------------------------------------------------------------- the benchmark's sampler
+
+
+def plain_sampler(key, mask):
+    """``uniform_legal_action`` as it was first written: argmax of the cumsum past a uniform pick."""
+    legal = jnp.sum(mask, axis=-1, dtype=jnp.int32)
+    pick = jax.random.randint(key, legal.shape, 0, jnp.iinfo(jnp.int32).max) % jnp.maximum(legal, 1)
+    return jnp.argmax(jnp.cumsum(mask, axis=-1, dtype=jnp.int32) > pick[..., None], axis=-1).astype(jnp.int32)
+
+
+@pytest.mark.parametrize("actions", [1, 7, 16, 17, 65, 285])
+def test_the_benchmark_sampler_picks_the_plain_samplers_action(actions: int) -> None:
+    sampler = jax.jit(load_script("benchmarks/jax_throughput.py").uniform_legal_action)
+    plain = jax.jit(plain_sampler)
+    rng = np.random.default_rng(actions)
+    for density in (0.0, 0.05, 0.5, 1.0):
+        mask = jnp.asarray(rng.random((512, actions)) < density)
+        for seed in range(3):
+            key = jax.random.PRNGKey(seed)
+            picked = np.asarray(sampler(key, mask))
+            assert np.array_equal(picked, np.asarray(plain(key, mask))), (actions, density, seed)
+            legal = np.asarray(mask).any(axis=1)
+            assert np.asarray(mask)[legal, picked[legal]].all() and (picked[~legal] == 0).all()
