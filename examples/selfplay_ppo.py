@@ -7,7 +7,7 @@
 
 In a clone of the repository the file is in the examples folder. Tutorial 4
 (docs/tutorials/self-play.md) reads it part by part; the page holds a copy of it to save as
-``selfplay_ppo.py`` (tests/test_examples.py checks that the two are the same), so that the
+``selfplay_ppo.py`` (tests/docs/test_examples.py checks that the two are the same), so that the
 tutorial runs in any folder.
 
 How it works (about 150 lines of learning code, no RL library):

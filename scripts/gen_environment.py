@@ -6,7 +6,7 @@ writes into docs/, which only a clone has).
 The numbers on the page (action-space sizes, observation shapes and bounds per board, the
 action numbers in the worked examples, the infos of a finished game) are computed here by
 instantiating the environment and calling the move notation, so the page cannot drift from
-the code; ``tests/test_docs.py`` checks that docs/environment.md equals
+the code; ``tests/docs/test_docs.py`` checks that docs/environment.md equals
 :func:`environment_page`. After changing the environment, rewrite the page with
 
     python scripts/gen_environment.py            # writes docs/environment.md

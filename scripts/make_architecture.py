@@ -3,9 +3,9 @@
     python scripts/make_architecture.py          # writes docs/images/architecture.svg
     python scripts/make_architecture.py --check  # exit 1 if the picture is stale
 
-The floors are ``RANKS`` of tests/test_layers.py, the table that test enforces (each floor
+The floors are ``RANKS`` of tests/ci/test_layers.py, the table that test enforces (each floor
 imports only the floors below it and its own family), so the picture cannot drift from the
-code: tests/test_docs.py checks that the stored SVG is what this script draws.
+code: tests/docs/test_docs.py checks that the stored SVG is what this script draws.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ WORDS = {
 
 def ranks() -> list[list[set[str]]]:
     """The floors, from the layer check's own table."""
-    spec = importlib.util.spec_from_file_location("carnac_layers", ROOT / "tests" / "test_layers.py")
+    spec = importlib.util.spec_from_file_location("carnac_layers", ROOT / "tests" / "ci" / "test_layers.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

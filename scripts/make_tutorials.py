@@ -36,9 +36,9 @@ numbers vary with the PyTorch version``). Every other output is the same under a
 Durations (a number followed by ``s``, as in a training log's ``update 1  0s (CPU 0s)``) are
 the machine's and are never compared.
 
-``tests/test_notebooks.py`` checks that every notebook is the one its page makes, with the
+``tests/docs/test_notebooks.py`` checks that every notebook is the one its page makes, with the
 outputs its page shows, that its links resolve, and executes each one ("Run all", smoke mode
-for the training ones) in a fresh folder; ``tests/test_tutorials.py`` runs each page's blocks
+for the training ones) in a fresh folder; ``tests/docs/test_tutorials.py`` runs each page's blocks
 as a script (``run_page``) and compares what they print with the page (:func:`differences`):
 exactly, except a marked block's output under another PyTorch version than the one recorded,
 which must then keep its words and layout (:func:`shape`: numbers and True/False aside).

@@ -1,6 +1,6 @@
 """The lockstep harness: one core GameState per lane of an engine under test, compared every step.
 
-The batched engine (tests/test_batch.py) and the JAX engine (tests/test_jax_engine.py) each
+The batched engine (tests/batch/test_batch.py) and the JAX engine (tests/jax_engine/test_jax_engine.py) each
 play many games at once; :class:`CoreLanes` plays the same actions on the rules core, one
 game per lane, and :meth:`CoreLanes.check` compares what an engine reports (the player to act,
 the legal mask, the observations, the end of the game) with what the core says, naming the

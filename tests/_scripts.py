@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
+from _paths import ROOT
+
 _LOADED: dict[str, ModuleType] = {}
 
 

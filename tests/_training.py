@@ -1,4 +1,4 @@
-"""Shared by the trainer's tests (tests/test_train.py, tests/test_train_ray.py): a tiny run's
+"""Shared by the trainer's tests (tests/train/test_train.py, tests/train/test_train_ray.py): a tiny run's
 settings and the check that two runs are the same run. Import it after ``require("torch")``."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A playthrough is written in the spirit of OpenSpiel's playthrough files: the gam
 replayed through the PettingZoo AEC environment (``carnac_env.env``) and, for every
 decision, the file shows the board as the ANSI renderer draws it (without colour codes),
 the agent to act, its legal moves in the move notation and the move taken; at the end, the
-rewards, the infos and the result. ``tests/test_golden.py`` replays each record and
+rewards, the infos and the result. ``tests/core/test_golden.py`` replays each record and
 compares the text it gets with the stored file.
 
     python tests/golden/regenerate.py              # rewrite every *.playthrough.txt

@@ -12,7 +12,7 @@ sha256 (per key for a dict), the reward, terminated, truncated and the info, eac
 type. The scenarios keep what the envs do at their edges: the error type and message of a bad
 step, an opponent that fails, a failed reset, and the state afterwards.
 
-``tests/test_learner_step.py`` replays every case and scenario and compares; it never writes
+``tests/envs/test_learner_step.py`` replays every case and scenario and compares; it never writes
 the file.
 
     python tests/golden_learner/regenerate.py          # rewrite episodes.json

@@ -4,7 +4,7 @@ Each case is a position (a board, a number of seeded random plies), a search (ev
 selection, seed, lanes, budget) and, for some, a second search that reuses the first's tree.
 The file keeps every node of the tree (player, winner, evaluator value, visits, edge count,
 tried edges) and every visited edge (its node, its place among the node's edges, action,
-visits, total value, prior, logit, child), in the tree's own order. ``tests/test_search.py``
+visits, total value, prior, logit, child), in the tree's own order. ``tests/search/test_search.py``
 runs the same cases and compares; it never writes the file.
 
     python tests/golden_search/regenerate.py          # rewrite trees.json

@@ -3,8 +3,8 @@
 The package states the rules three times: the core (:mod:`carnac_env.core`, the reference),
 the batched engine (:mod:`carnac_env.batch`, compiled with numba) and the JAX engine
 (:mod:`carnac_env.jax`, whose dolmens are a union of labels kept up to date move by move
-instead of a flood fill at the end). The random lockstep games of tests/test_batch.py and
-tests/test_jax_engine.py rarely meet a given hand-built case; the tests under tests/rules/
+instead of a flood fill at the end). The random lockstep games of tests/batch/test_batch.py and
+tests/jax_engine/test_jax_engine.py rarely meet a given hand-built case; the tests under tests/rules/
 meet each on purpose, through :class:`Position`:
 
 * :meth:`Engine.load` puts a core position (e.g. from ``GameState.from_diagram``) into the
