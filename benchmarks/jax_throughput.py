@@ -49,7 +49,7 @@ def uniform_legal_action(key, mask):
 
     The action is the legal one of rank ``pick`` (a uniform integer below the number of legal
     actions), 0 where no action is legal: the same action as ``argmax(cumsum(mask) > pick)``
-    (tests/test_jax_lowering.py checks it), found in two levels, the block of
+    (tests/jax_engine/test_jax_lowering.py checks it), found in two levels, the block of
     :data:`SAMPLER_BLOCK` actions that holds it and then its place in the block. A cumsum
     over the whole mask lowers to an associative scan on the CPU whose cost grows with the
     number of actions (about 4x the step of Carnac medium with its 285 actions); the two

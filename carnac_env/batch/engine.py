@@ -24,7 +24,7 @@ returns the finished games' last observations.
 **The rules are the core's.** The compiled rules (:mod:`carnac_env.batch.rules`, numba)
 re-express :mod:`carnac_env.core.game` once, on the state declared in
 :mod:`carnac_env.batch.state`, with the views of :mod:`carnac_env.batch.views`;
-tests/test_batch.py plays tens of thousands of random games on every board step by step
+tests/batch/test_batch.py plays tens of thousands of random games on every board step by step
 against the core and compares masks, observations, players and rewards.
 :meth:`BatchGame.get_state` and :meth:`BatchGame.set_state` convert one game to and from a
 core :class:`~carnac_env.core.game.GameState` (hand-built positions, analysis).

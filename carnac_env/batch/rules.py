@@ -29,7 +29,7 @@ come from :mod:`carnac_env.core`, the tilt squares and neighbours from
 :attr:`Board.arrays <carnac_env.core.boards.Board.arrays>`, the action numbers and the
 rules arithmetic (colours, the response, the end of the game) from
 :mod:`carnac_env.core.actions` and :mod:`carnac_env.core.arithmetic`, compiled from the same
-Python functions. The differential tests (tests/test_batch.py) play tens of thousands of
+Python functions. The differential tests (tests/batch/test_batch.py) play tens of thousands of
 games against the core.
 
 Everything is compiled with ``cache=True``: the first import on a machine compiles once (see

@@ -12,7 +12,7 @@ default (``vectorization_mode="vector_entry_point"``); ``"sync"`` and ``"async"`
 Gymnasium's ``SyncVectorEnv`` / ``AsyncVectorEnv`` over ``gymnasium.make``'s single env. All
 three take the same options and give the learner the same thing: the observations (in the
 same layout), rewards (float64), terminations, truncations and infos with the same keys,
-shapes and dtypes, step by step (``tests/test_vector_env.py`` plays one seeded episode set
+shapes and dtypes, step by step (``tests/envs/test_vector_env.py`` plays one seeded episode set
 through all three and compares). The options are the single env's (see
 :mod:`carnac_env.envs.gym`): ``board`` and the rules options, ``opponent``, ``seat``,
 ``illegal_action``, ``observation``, ``image_scale``, ``mask_in_observation``, and

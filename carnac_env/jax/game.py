@@ -9,7 +9,7 @@ as in Pgx's ``core.Env``. This is a second expression of the rules in
 :mod:`carnac_env.core`: the tables come from :attr:`Board.arrays
 <carnac_env.core.boards.Board.arrays>`, the colours, the response and the end of the game
 from :mod:`carnac_env.core.arithmetic` (the very functions the core and the batched engine
-call), and ``tests/test_jax_engine.py`` checks the whole engine against the core step by step.
+call), and ``tests/jax_engine/test_jax_engine.py`` checks the whole engine against the core step by step.
 
 Dolmen scoring without connected components at the end
 ------------------------------------------------------

@@ -9,7 +9,7 @@ each, and gives it its ``kind`` (its place here); the compiled loop calls its ``
 
 To add a rule ``Mine`` (``search/mine.py``): write the class and its ``select``, add
 ``"mine": Mine`` to :data:`SELECTIONS` and its line to :func:`select_edge`.
-tests/test_search_selection.py fails while a registered rule has no line there.
+tests/search/test_search_selection.py fails while a registered rule has no line there.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def select_edge(tree, t, node, selection, at_root, visit_level, solver):  # prag
     * a first-class function (``types.FunctionType``) is called through its address, which the
       compiler cannot inline into the loop (not tried here).
 
-    tests/test_search_selection.py checks that every registered kind has its line here.
+    tests/search/test_search_selection.py checks that every registered kind has its line here.
     """
     kind = selection.kind
     constants = selection.constants

@@ -195,7 +195,7 @@ def _better(frames, d, value, action):  # pragma: no cover - compiled
 # state machine of four steps (enter, next move, finish, return) that branch on `step` and
 # share the locals `d`, `step` and `returned`, and that is where the rank comes from. The steps
 # could become `inline="always"` helpers that return `(step, d, returned)`. That is left to the
-# solver's rework, and tests/test_solve.py checks it.
+# solver's rework, and tests/solve/test_solve.py checks it.
 @njit(**_JIT)
 def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: no cover - compiled
     """Negamax alpha-beta (fail-soft) from slot 0 of ``st``, child of ply ``d`` played in slot

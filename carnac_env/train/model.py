@@ -2,7 +2,7 @@
 
 The parameter names and layouts are PyTorch's and are exactly those of
 :func:`carnac_env.models.parameter_shapes`, so :func:`to_numpy` is a plain copy of the
-state dict; tests/test_az.py checks that both networks give the same outputs. The ownership
+state dict; tests/agents/test_az.py checks that both networks give the same outputs. The ownership
 head (when the run trains one) is used only by the loss.
 """
 
