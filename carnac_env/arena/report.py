@@ -89,48 +89,59 @@ def format_table(results: dict[str, Any]) -> str:
 
     agents = results["agents"]
     shown = {a: printable(a) for a in agents}
+    width = max(10, *(len(shown[a]) for a in agents)) + 2
+    order = sorted(agents, key=lambda a: -results["ratings"][a]["elo"])
+    lines = _cross_table(results, shown, width)
+    lines += ["", *_standings(results, shown, width, order), "", *READING]
+    lines += _notes(results, order)
+    return "\n".join(lines)
+
+
+def _cross_table(results: dict[str, Any], shown: dict[str, str], width: int) -> list[str]:
+    """The wins-draws-losses of each row agent against each column agent (by letters when the
+    names would make it wider than :data:`TABLE_COLUMNS`)."""
+    agents = results["agents"]
     cell: dict[tuple[str, str], str] = {}
     for p in results["pairs"]:
         cell[(p["a"], p["b"])] = f"{p['wins_a']}-{p['draws']}-{p['wins_b']}"
         cell[(p["b"], p["a"])] = f"{p['wins_b']}-{p['draws']}-{p['wins_a']}"
-    width = max(10, *(len(shown[a]) for a in agents)) + 2
     lines = ["wins-draws-losses of the row agent against the column agent:"]
     if width * (len(agents) + 1) <= TABLE_COLUMNS:
         lines.append("".ljust(width) + "".join(shown[a].rjust(width) for a in agents))
         for a in agents:
             lines.append(shown[a].ljust(width) + "".join(cell.get((a, b), "-").rjust(width) for b in agents))
-    else:
-        letters = {a: _letter(i) for i, a in enumerate(agents)}
-        tag = max(len(t) for t in letters.values()) + 2
-        column = max(9, *(len(c) for c in cell.values())) + 2
-        name = width - 2
-        lines.append("".ljust(tag) + "agent".ljust(name) + "".join(letters[a].rjust(column) for a in agents))
-        for a in agents:
-            lines.append(
-                letters[a].ljust(tag)
-                + shown[a].ljust(name)
-                + "".join(cell.get((a, b), "-").rjust(column) for b in agents)
-            )
-    lines.append("")
-    lines.append(
-        "agent".ljust(width)
-        + "games".rjust(7)
-        + "wins".rjust(7)
-        + "draws".rjust(7)
-        + "losses".rjust(8)
-        + "rating".rjust(9)
-        + "   95% interval"
-    )
-    order = sorted(agents, key=lambda a: -results["ratings"][a]["elo"])
+        return lines
+    letters = {a: _letter(i) for i, a in enumerate(agents)}
+    tag = max(len(t) for t in letters.values()) + 2
+    column = max(9, *(len(c) for c in cell.values())) + 2
+    name = width - 2
+    lines.append("".ljust(tag) + "agent".ljust(name) + "".join(letters[a].rjust(column) for a in agents))
+    for a in agents:
+        cells = "".join(cell.get((a, b), "-").rjust(column) for b in agents)
+        lines.append(letters[a].ljust(tag) + shown[a].ljust(name) + cells)
+    return lines
+
+
+def _standings(results: dict[str, Any], shown: dict[str, str], width: int, order: list[str]) -> list[str]:
+    """Each agent's games, wins, draws, losses and rating with its interval, strongest first."""
+    head = "agent".ljust(width) + "games".rjust(7) + "wins".rjust(7) + "draws".rjust(7) + "losses".rjust(8)
+    lines = [head + "rating".rjust(9) + "   95% interval"]
     for a in order:
         s, r = results["standings"][a], results["ratings"][a]
         lines.append(
             shown[a].ljust(width) + f"{s['games']:>7}{s['wins']:>7}{s['draws']:>7}{s['losses']:>8}"
             f"{round(r['elo']):>9d}   [{round(r['ci_low'])}, {round(r['ci_high'])}]"
         )
-    lines.append("")
-    lines.extend(READING)
+    return lines
+
+
+def _notes(results: dict[str, Any], order: list[str]) -> list[str]:
+    """What an estimate at the edge of its interval means (with a row of this table as the
+    example), and a warning for each pair that repeated its games."""
+    from carnac_env.render.ansi import printable
+
     ratings = results["ratings"]
+    lines: list[str] = []
     # a likelihood-ratio interval holds its estimate inside by construction; only the
     # bootstrap's percentiles stop at it, and that needs the words below
     at_edge = [
@@ -149,7 +160,7 @@ def format_table(results: dict[str, Any]) -> str:
             f"so the pair's result rests on {r['distinct']} different {games} and its intervals are too narrow; "
             "--openings N (openings=N in Python) starts every game with N random plies, so that they differ."
         )
-    return "\n".join(lines)
+    return lines
 
 
 #: How to read the ratings column, printed under every table (docs/agents.md, "The arena").
