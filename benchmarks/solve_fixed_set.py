@@ -46,7 +46,7 @@ BOARD = "petit_menec"
 #: Solver options per configuration name: ``old`` is the pre-issue-52 search (its node counts
 #: are the old commit's, position for position); each of the next adds one lever to it;
 #: ``default`` is ``solve``'s defaults; the others combine levers.
-_OFF = {"null_window": False, "symmetry": False, "two_tier": False, "killers": False, "etc": False}
+_OFF = {"null_window": False, "symmetry": False, "two_tier": False, "killers": False, "etc": False, "adjacent": 0}
 CONFIGS: dict[str, dict[str, Any]] = {
     "old": {"table_mb": 64, **_OFF},
     "null": {"table_mb": 64, **_OFF, "null_window": True},
@@ -55,6 +55,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "sym": {"table_mb": 64, **_OFF, "symmetry": True},
     "killers": {"table_mb": 64, **_OFF, "killers": True},
     "etc": {"table_mb": 64, **_OFF, "etc": True},
+    "adj1": {"table_mb": 64, **_OFF, "adjacent": 1},
+    "adj2": {"table_mb": 64, **_OFF, "adjacent": 2},
+    "default_adj1": {"adjacent": 1},
+    "default_adj2": {"adjacent": 2},
     "default": {},
     "all64": {"table_mb": 64, "killers": True},
     "ke": {"table_mb": 64, "killers": True, "etc": True},

@@ -4,7 +4,7 @@ The reference is a plain memoised minimax over the lexicographic (result, margin
 rules (:class:`~carnac_env.core.game.GameState`: ``legal_actions``, ``apply``, ``result``), with
 no pruning, no table and no symmetry. On tiny square custom boards every lever (null-window
 searches, the canonical hash over the board's symmetries, the two-tier table, killer moves,
-enhanced transposition cut-offs),
+enhanced transposition cut-offs, placements ordered by the megaliths beside them),
 alone and together, must give the reference's result and margin, and a best move that achieves
 them; so must every image of a position under the board's eight symmetries.
 """
@@ -24,7 +24,7 @@ from carnac_env.solve.alphabeta import clear_table, free_tables, memory_bytes, s
 
 pytestmark = pytest.mark.slow  # the solver's first compile takes a minute on a shared machine
 
-OFF = {"null_window": False, "symmetry": False, "two_tier": False, "killers": False, "etc": False}
+OFF = {"null_window": False, "symmetry": False, "two_tier": False, "killers": False, "etc": False, "adjacent": 0}
 LEVERS = {
     "none": OFF,
     "null_window": {**OFF, "null_window": True},
@@ -32,7 +32,9 @@ LEVERS = {
     "two_tier": {**OFF, "two_tier": True},
     "killers": {**OFF, "killers": True},
     "etc": {**OFF, "etc": True},
-    "all": {"null_window": True, "symmetry": True, "two_tier": True, "killers": True, "etc": True},
+    "adjacent_any": {**OFF, "adjacent": 1},
+    "adjacent_most": {**OFF, "adjacent": 2},
+    "all": {"null_window": True, "symmetry": True, "two_tier": True, "killers": True, "etc": True, "adjacent": 2},
 }
 
 
@@ -182,6 +184,9 @@ def test_the_options_are_checked() -> None:
         for bad in (1, "yes", None):
             with pytest.raises(CarnacError, match=name):
                 solve(state, **{name: bad})  # type: ignore[arg-type]
+    for bad in (-1, 3, 1.5, True, "2"):
+        with pytest.raises(CarnacError, match="adjacent"):
+            solve(state, adjacent=bad)  # type: ignore[arg-type]
 
 
 def test_memory_bytes_counts_what_a_solve_holds() -> None:

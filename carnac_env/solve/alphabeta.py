@@ -26,8 +26,9 @@ the supply are refused. It is a loop over per-ply frames, not a recursive functi
 on-disk cache does not link a cached recursive call, numba issue 6061: that crashed the
 solver run from the cache), so it pauses every few thousand nodes when ``seconds`` is set and
 resumes where it stopped. Move ordering: the transposition table's best move first, then (with
-``killers=True``) the two last moves that caused a cut-off at the same ply, then the kernel's
-order (tilts before the decline, placements square by square; two other orderings were
+``killers=True``) the two last moves that caused a cut-off at the same ply, then (with
+``adjacent`` 1 or 2) the placements beside a megalith (2: the most megaliths beside first),
+then the kernel's order (tilts before the decline, placements square by square; two other orderings were
 measured and dropped, see docs/solver.md). Two placements that differ only in which axis
 carries the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no
 tilt of that square fits; only one of them is searched.
@@ -143,7 +144,9 @@ _FRAME = 12
 # and the least supply of a node whose children are looked up in the table before any is
 # searched (enhanced transposition cut-offs; 0: never).
 _TWO_TIER, _KILLERS, _SYMMETRY_SUPPLY, _ETC_SUPPLY = _CONTROLS, _CONTROLS + 1, _CONTROLS + 2, _CONTROLS + 3
-_CONTROLS += 4
+# and how placements are ordered by the megaliths beside their square (``adjacent``).
+_ADJACENT = _CONTROLS + 4
+_CONTROLS += 5
 #: Enhanced transposition cut-offs (``etc=True``) look up the children of nodes with at least
 #: this many megaliths left (the nodes near the leaves are many and cheap: not worth it there).
 ETC_SUPPLY = 3
@@ -362,6 +365,21 @@ def _search(st, table, sym, moves, frames, hashes, killers, ctl):  # pragma: no 
                                 row[front] = killer
                                 front += 1
                                 break
+            if ctl[_ADJACENT] and st.phase[d] == PLACE:  # placements beside megaliths first
+                least = 4 if ctl[_ADJACENT] == 2 else 1
+                for want in range(least, 0, -1):  # most neighbours first (2), or any first (1)
+                    for j in range(front, count):
+                        a = row[j]
+                        sq = a >> 2
+                        near = 0
+                        for direction in range(4):
+                            nb = st.neighbours[sq, direction]
+                            if nb >= 0 and st.kinds[d, nb] != EMPTY:
+                                near += 1
+                        if near >= want:
+                            row[j] = row[front]
+                            row[front] = a
+                            front += 1
             if etc_supply > 0 and st.supply[d] >= etc_supply and d > 0:  # a child in the table may cut
                 mover = st.to_act[d]
                 cut = False
@@ -636,8 +654,9 @@ class _Budget:
     """The node limit and the deadline of one :func:`solve` call, over its searches."""
 
     def __init__(
-        self, node_limit: int, seconds: float, symmetry: bool, two_tier: bool, killers: bool, etc: bool
+        self, node_limit: int, seconds: float, symmetry: bool, two_tier: bool, killers: bool, etc: bool, adjacent: int
     ) -> None:
+        self.adjacent = adjacent
         self.etc = etc
         self.symmetry = symmetry
         self.two_tier = two_tier
@@ -659,6 +678,7 @@ class _Budget:
         ctl[_KILLERS] = self.killers
         ctl[_SYMMETRY_SUPPLY] = tables.board.megaliths - SYMMETRY_PLACED
         ctl[_ETC_SUPPLY] = ETC_SUPPLY if self.etc else 0
+        ctl[_ADJACENT] = self.adjacent
         work.frames[0, _ALPHA] = alpha
         work.frames[0, _BETA] = beta
         limit = self.node_limit if self.node_limit > 0 else np.iinfo(np.int64).max
@@ -696,6 +716,7 @@ def solve(
     two_tier: bool = True,
     killers: bool = False,
     etc: bool = False,
+    adjacent: int = 0,
 ) -> Solution:
     """The exact result of ``state`` for its player to act, and a move that achieves it.
 
@@ -723,7 +744,9 @@ def solve(
         null_window, symmetry, two_tier, killers, etc: the search's levers (see the module's
             text; benchmarks/solve_fixed_set.py measures each): two null-window searches for
             the result, the canonical hash over the board's symmetries, the two-tier table,
-            killer moves, enhanced transposition cut-offs. None changes a result or a margin;
+            killer moves, enhanced transposition cut-offs; ``adjacent`` orders placements by
+            the megaliths beside their square (0 the kernel's order, 1 those beside any
+            first, 2 those beside the most first). None changes a result or a margin;
             they may change which of several equally good moves is returned. The defaults
             are the ones that measured no slower (docs/solver.md).
 
@@ -753,6 +776,7 @@ def solve(
         ("etc", etc),
     ):
         _checks.flag(name, flag)
+    adjacent = _checks.whole("adjacent", adjacent, 0, 2)
     seconds = _checks.number("seconds", seconds, 0.0, MAX_SECONDS)
     if state.supply > max_left:
         raise CarnacError(
@@ -762,7 +786,7 @@ def solve(
     board = state.board
     tables = _tables(board, table_mb)
     work = _work(board, 2 * state.supply + 3)
-    budget = _Budget(node_limit, seconds, symmetry, two_tier, killers, etc)
+    budget = _Budget(node_limit, seconds, symmetry, two_tier, killers, etc, adjacent)
     work.killers.fill(-1)  # a solve's move order never depends on an earlier solve's cut-offs
     load_game(work.st, 0, *game_fields(state, lying=False))  # the search never reads the pairs
     if null_window and state.phase != OVER:  # is it a win (> 0)? if not, is it a draw (>= 0)?
