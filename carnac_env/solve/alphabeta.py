@@ -25,11 +25,22 @@ and at most one response each): positions with more than ``max_megaliths_left`` 
 the supply are refused. It is a loop over per-ply frames, not a recursive function (numba's
 on-disk cache does not link a cached recursive call, numba issue 6061: that crashed the
 solver run from the cache), so it pauses every few thousand nodes when ``seconds`` is set and
-resumes where it stopped. Move ordering: the transposition table's best move first, then the
-kernel's order (tilts before the decline, placements square by square; two other orderings
-were measured and dropped, see docs/solver.md). Two placements that differ only in which axis carries
-the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no tilt of
-that square fits; only one of them is searched.
+resumes where it stopped. Move ordering: the transposition table's best move first, then (with
+``killers=True``) the two last moves that caused a cut-off at the same ply, then (with
+``adjacent`` 1 or 2) the placements beside a megalith (2: the most megaliths beside first),
+then the kernel's order (tilts before the decline, placements square by square; two other orderings were
+measured and dropped, see docs/solver.md). Two placements that differ only in which axis
+carries the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no
+tilt of that square fits; only one of them is searched.
+
+**Null windows** (``null_window=True``; off by default, like every lever here: on the fixed set they gained 1.2x in nodes at 8 left, not enough to change what the solver answers). The result is found by two searches over
+a window one wide, each a yes-or-no question: is it a win (value > 0)? If not, is it a draw
+(value >= 0)? A win or a draw's move comes from the search that proved it; a loss's move is
+the root's best move of the second search (every move loses).
+
+**Enhanced transposition cut-offs** (``etc=True``): a node with at least :data:`ETC_SUPPLY`
+megaliths left first looks its children up in the table, and returns at once when one of them
+is known to reach the window's top.
 
 **The margin.** With ``margin=True`` a second search runs over integers ``result * scale +
 margin`` (:func:`margin_scale`), which order as the (result, margin) pairs do, in the window of
@@ -37,13 +48,22 @@ the known result; its table entries carry a key of their own.
 
 **The transposition table.** Keyed by a 64-bit Zobrist hash of the position (each square's
 contents, the player to act, the phase, the pending megalith and its tilt colour, the supply),
-stored in full to tell entries apart; one slot per hash (always replaced). Each entry takes
-:data:`ENTRY_BYTES` bytes; a table of ``table_mb`` MiB holds the largest power of two entries
-that fits, so the table never takes more than ``table_mb`` MiB (at most :data:`MAX_TABLE_MB`,
-refused above). The table is kept between calls on the same board (its entries are exact
-facts about positions; :func:`clear_table` empties it), and dropped when the board or the size
-changes. Besides the table, a solve holds one engine slot, one row of moves and one frame per
-ply (``2 * supply + 3`` of each: well under a MiB on every built-in board).
+stored in full to tell entries apart. With ``symmetry=True`` a position with at
+most :data:`SYMMETRY_PLACED` megaliths placed is keyed by the smallest hash of its images under
+the board's symmetries (:mod:`carnac_env.core.symmetry`: eight on a square board, four
+otherwise), so an image of a solved position is a table hit; its best move is stored in the
+numbering of that canonical image and mapped back on a hit. With ``two_tier=True`` (the
+default) the table is buckets of two entries: the first keeps the entry of the larger search
+(the log2 of the nodes below it), the second takes every other store (the first's old entry
+moves there when a larger search replaces it); without it, one entry per slot, always replaced
+(the search before issue 52). Each entry takes :data:`ENTRY_BYTES` bytes; a table of
+``table_mb`` MiB holds the largest power of two entries that fits, so the table never takes
+more than ``table_mb`` MiB (at most :data:`MAX_TABLE_MB`, refused above). The table is kept
+between calls on the same board (its entries are exact facts about positions;
+:func:`clear_table` empties it), and dropped when the board or the size changes. Besides the
+table, a solve holds the keys over the symmetries, one engine slot, one row of moves, one frame
+and one killer pair per ply (``2 * supply + 3`` of each: well under a MiB on every built-in
+board).
 """
 
 from __future__ import annotations
@@ -67,9 +87,11 @@ from carnac_env.errors import CarnacError, SolveLimitError
 __all__ = [
     "DEFAULT_MAX_MEGALITHS_LEFT",
     "ENTRY_BYTES",
+    "ETC_SUPPLY",
     "MAX_NODE_LIMIT",
     "MAX_SECONDS",
     "MAX_TABLE_MB",
+    "SYMMETRY_PLACED",
     "Solution",
     "clear_table",
     "free_tables",
@@ -83,8 +105,8 @@ _JIT = {"cache": True, "nogil": True}
 _INLINE = {"inline": "always", **_JIT}
 
 #: Bytes per transposition-table entry: the 64-bit key, the best move (int32), the value
-#: (int16) and its bound (int8).
-ENTRY_BYTES = 15
+#: (int16), its bound (int8) and the work that found it (int8, the log2 of the nodes searched).
+ENTRY_BYTES = 16
 #: The largest transposition table :func:`solve` accepts, in MiB.
 MAX_TABLE_MB = 4096
 #: The default limit on the supply of a position to solve.
@@ -111,8 +133,27 @@ _ENTER, _NEXT, _FINISH, _RETURN = range(4)
 # The columns of a ply's frame (int64): its window, the window it started with, its best
 # value and move so far, its next move and its move count, the move being searched below it
 # and whether that child's value is negated (the player to act changes).
-_ALPHA, _BETA, _START_ALPHA, _BEST, _BEST_MOVE, _NEXT_MOVE, _COUNT, _MOVE, _NEGATE, _SLOT = range(10)
-_FRAME = 10
+# The symmetry that maps the ply's position to its canonical form, and the node count when
+# the ply was entered (its subtree's work, for the table's replacement).
+(_ALPHA, _BETA, _START_ALPHA, _BEST, _BEST_MOVE, _NEXT_MOVE, _COUNT, _MOVE, _NEGATE, _SLOT, _SYM,
+ _START_NODES) = range(12)  # fmt: skip
+_FRAME = 12
+# The control array's search options (set by the caller): whether the table's buckets hold two
+# entries (depth-preferred and always-replaced), and whether killer moves order the moves.
+# and the least supply of a position hashed over the symmetries.
+# and the least supply of a node whose children are looked up in the table before any is
+# searched (enhanced transposition cut-offs; 0: never).
+_TWO_TIER, _KILLERS, _SYMMETRY_SUPPLY, _ETC_SUPPLY = _CONTROLS, _CONTROLS + 1, _CONTROLS + 2, _CONTROLS + 3
+# and how placements are ordered by the megaliths beside their square (``adjacent``).
+_ADJACENT = _CONTROLS + 4
+_CONTROLS += 5
+#: Enhanced transposition cut-offs (``etc=True``) look up the children of nodes with at least
+#: this many megaliths left (the nodes near the leaves are many and cheap: not worth it there).
+ETC_SUPPLY = 3
+#: Positions with at most this many megaliths placed are hashed over the board's symmetries
+#: (``symmetry=True``): a position's images are reached by play only while few megaliths are
+#: down (on the 5-left endgames of the benchmark, symmetry saved 3 nodes in 192,065).
+SYMMETRY_PLACED = 6
 
 
 class Solution(NamedTuple):
@@ -188,6 +229,54 @@ def _better(frames, d, value, action):  # pragma: no cover - compiled
     return False
 
 
+@njit(**_INLINE)
+def _canonical_hash(st, i, sym, h, least_supply):  # pragma: no cover - compiled
+    """The canonical Zobrist hash of game ``i`` over the board's symmetries, and the symmetry
+    that gives it: the smallest of the hashes of the position's images (``sym.zobrist[s, c, k]``
+    is the key of contents ``c`` on square ``s``'s image under symmetry ``k``; with one
+    symmetry, the identity, it is :func:`position_hash`). ``h`` is scratch space, one number per
+    symmetry. Only a position with at least ``least_supply`` megaliths left is hashed over the
+    symmetries (later positions are hashed as they stand, identity ``k = 0``): a choice that
+    depends on the position alone, so each position always gets the same key."""
+    zobrist, extra, squares_to, swaps = sym.zobrist, sym.extra, sym.squares, sym.swaps
+    count = zobrist.shape[2] if st.supply[i] >= least_supply else 1
+    cells = st.cells
+    kinds = st.kinds
+    squares = cells.shape[1]
+    h[:count] = 0
+    for s in range(squares):
+        kind = kinds[i, s]
+        if kind != EMPTY:
+            contents = 2 * kind - 1 + cells[i, s] - 1
+            for k in range(count):
+                h[k] ^= zobrist[s, contents, k]
+    common = extra[st.to_act[i]] ^ extra[2 + st.phase[i]] ^ extra[8 + squares + st.supply[i]]
+    responding = st.phase[i] == RESPOND
+    pending = st.pending[i]
+    colour = st.pending_colour[i]
+    best = np.uint64(0)
+    best_k = -1
+    for k in range(count):
+        hk = h[k] ^ common
+        if responding:
+            shown = 3 - colour if swaps[k] else colour  # a swap of the axes shows the other colour north/south
+            hk ^= extra[5 + squares_to[k, pending]] ^ extra[5 + squares + shown]
+        if best_k < 0 or hk < best:
+            best = hk
+            best_k = k
+    return best, best_k
+
+
+@njit(**_INLINE)
+def _probe(keys, h, slot, two_tier):  # pragma: no cover - compiled
+    """The table index holding key ``h`` (its bucket starts at ``slot``), or -1."""
+    if keys[slot] == h:
+        return slot
+    if two_tier and keys[slot + 1] == h:
+        return slot + 1
+    return -1
+
+
 # Radon ranks _search E (32); the house allows rank C at most. Numba is the reason: its on-disk
 # cache does not link a cached function's call to itself (numba issue 6061; a recursive negamax
 # crashed when run from the cache). So the recursion is written as this loop over explicit
@@ -197,7 +286,7 @@ def _better(frames, d, value, action):  # pragma: no cover - compiled
 # could become `inline="always"` helpers that return `(step, d, returned)`. That is left to the
 # solver's rework, and tests/solve/test_solve.py checks it.
 @njit(**_JIT)
-def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: no cover - compiled
+def _search(st, table, sym, moves, frames, hashes, killers, ctl):  # pragma: no cover - compiled
     """Negamax alpha-beta (fail-soft) from slot 0 of ``st``, child of ply ``d`` played in slot
     ``d + 1``, without recursion: each ply's window, best value and next move live in
     ``frames[d]`` and the loop's place in ``ctl``, so the search pauses when the node count
@@ -205,16 +294,30 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
     ``ctl[_STATUS] == _DONE``, ``ctl[_RETURNED]`` is the root's value and ``ctl[_ROOT_MOVE]``
     its best move. The caller sets the root's window in ``frames[0]``.
 
+    The table is keyed by the canonical hash over ``sym``'s symmetries (its best moves are
+    stored in the canonical position's numbering: ``sym.actions[k]`` maps there and
+    ``sym.inverse[k]`` back). With ``ctl[_TWO_TIER]`` a bucket is two entries: the first keeps
+    the entry of the larger search (the log2 of its nodes), the second takes every other
+    store; without it, one entry per slot, always replaced. With ``ctl[_KILLERS]`` the two
+    last moves that caused a cut-off at the ply come right after the table's move.
+
     (The loop replaces a recursive function: numba's on-disk cache does not link a cached
     recursive function's call to itself, numba issue 6061, which crashed a solve run from the
     cache.)"""
-    keys, best_moves, values, bounds = table
+    keys, best_moves, values, bounds, works = table
+    two_tier = ctl[_TWO_TIER] != 0
+    use_killers = ctl[_KILLERS] != 0
     mask = np.uint64(keys.shape[0] - 1)
+    if two_tier:
+        mask = mask ^ np.uint64(1)  # the bucket's first entry; the second is the next one
     scale = ctl[_SCALE]
-    mode_key = extra[extra.shape[0] - 1] if scale > 0 else np.uint64(0)
+    mode_key = sym.extra[sym.extra.shape[0] - 1] if scale > 0 else np.uint64(0)
     d = ctl[_DEPTH]
     step = ctl[_STEP]
     returned = ctl[_RETURNED]
+    scratch = np.zeros(sym.zobrist.shape[2], dtype=np.uint64)
+    least_supply = ctl[_SYMMETRY_SUPPLY]
+    etc_supply = ctl[_ETC_SUPPLY]
     while True:
         if step == _ENTER:
             if ctl[_NODES] >= ctl[_PAUSE_AT]:
@@ -228,12 +331,14 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
                 returned = _leaf(st, d, st.to_act[d], scale)
                 step = _RETURN
                 continue
-            h = position_hash(st, d, zobrist, extra) ^ mode_key
-            slot = h & mask
+            h, k = _canonical_hash(st, d, sym, scratch, least_supply)
+            h ^= mode_key
+            slot = np.int64(h & mask)
             first = -1
-            if keys[slot] == h:
-                value = values[slot]
-                bound = bounds[slot]
+            found = _probe(keys, h, slot, two_tier)
+            if found >= 0:
+                value = values[found]
+                bound = bounds[found]
                 if d > 0 and (
                     bound == _EXACT
                     or (bound == _LOWER and value >= frames[d, _BETA])
@@ -242,17 +347,73 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
                     returned = value
                     step = _RETURN
                     continue
-                first = best_moves[slot]
+                if best_moves[found] >= 0:
+                    first = sym.inverse[k, best_moves[found]]
             hashes[d] = h
             frames[d, _SLOT] = slot
+            frames[d, _SYM] = k
+            frames[d, _START_NODES] = ctl[_NODES]
             row = moves[d]
             count = legal_actions(st, d, row)
+            front = 0
             if first >= 0:  # the table's best move first
-                for k in range(count):
-                    if row[k] == first:
-                        row[k] = row[0]
+                for j in range(count):
+                    if row[j] == first:
+                        row[j] = row[0]
                         row[0] = first
+                        front = 1
                         break
+            if use_killers:  # then the killers
+                for n in range(2):
+                    killer = killers[d, n]
+                    if killer >= 0 and killer != first:
+                        for j in range(front, count):
+                            if row[j] == killer:
+                                row[j] = row[front]
+                                row[front] = killer
+                                front += 1
+                                break
+            if ctl[_ADJACENT] and st.phase[d] == PLACE:  # placements beside megaliths first
+                least = 4 if ctl[_ADJACENT] == 2 else 1
+                for want in range(least, 0, -1):  # most neighbours first (2), or any first (1)
+                    for j in range(front, count):
+                        a = row[j]
+                        sq = a >> 2
+                        near = 0
+                        for direction in range(4):
+                            nb = st.neighbours[sq, direction]
+                            if nb >= 0 and st.kinds[d, nb] != EMPTY:
+                                near += 1
+                        if near >= want:
+                            row[j] = row[front]
+                            row[front] = a
+                            front += 1
+            if etc_supply > 0 and st.supply[d] >= etc_supply and d > 0:  # a child in the table may cut
+                mover = st.to_act[d]
+                cut = False
+                for j in range(count):
+                    copy_rules_state(st, d, st, d + 1)
+                    play_unobserved(st, d + 1, row[j])
+                    if st.phase[d + 1] == OVER:
+                        continue
+                    hc, _ = _canonical_hash(st, d + 1, sym, scratch, least_supply)
+                    hc ^= mode_key
+                    found = _probe(keys, hc, np.int64(hc & mask), two_tier)
+                    if found < 0:
+                        continue
+                    value = values[found]
+                    bound = bounds[found]
+                    if st.to_act[d + 1] == mover:
+                        cut = bound != _UPPER and value >= frames[d, _BETA]
+                    else:
+                        cut = bound != _LOWER and -value >= frames[d, _BETA]
+                        value = -value
+                    if cut:
+                        returned = value
+                        break
+                if cut:
+                    step = _RETURN
+                    continue
             frames[d, _START_ALPHA] = frames[d, _ALPHA]
             frames[d, _BEST] = -(2 * scale + 2)  # below every value
             frames[d, _BEST_MOVE] = -1
@@ -294,16 +455,38 @@ def _search(st, table, moves, frames, hashes, zobrist, extra, ctl):  # pragma: n
                 break
         elif step == _FINISH:
             best = frames[d, _BEST]
-            slot = frames[d, _SLOT]
-            keys[slot] = hashes[d]
-            best_moves[slot] = frames[d, _BEST_MOVE]
-            values[slot] = best
             if best <= frames[d, _START_ALPHA]:
-                bounds[slot] = _UPPER
+                bound = _UPPER
             elif best >= frames[d, _BETA]:
-                bounds[slot] = _LOWER
+                bound = _LOWER
+                if use_killers and frames[d, _BEST_MOVE] != killers[d, 0]:
+                    killers[d, 1] = killers[d, 0]
+                    killers[d, 0] = frames[d, _BEST_MOVE]
             else:
-                bounds[slot] = _EXACT
+                bound = _EXACT
+            slot = frames[d, _SLOT]
+            h = hashes[d]
+            work = 0
+            spent = ctl[_NODES] - frames[d, _START_NODES]
+            while spent > 1:
+                spent >>= 1
+                work += 1
+            if two_tier and keys[slot] != h and keys[slot + 1] != h and work < works[slot]:
+                slot += 1  # the depth-preferred entry keeps its larger search
+            elif two_tier and keys[slot + 1] == h:
+                slot += 1
+            elif two_tier and keys[slot] != h:  # the depth-preferred entry moves to the second
+                keys[slot + 1] = keys[slot]
+                best_moves[slot + 1] = best_moves[slot]
+                values[slot + 1] = values[slot]
+                bounds[slot + 1] = bounds[slot]
+                works[slot + 1] = works[slot]
+            keys[slot] = h
+            move = frames[d, _BEST_MOVE]
+            best_moves[slot] = sym.actions[frames[d, _SYM], move] if move >= 0 else -1
+            values[slot] = best
+            bounds[slot] = bound
+            works[slot] = work
             if d == 0:
                 ctl[_ROOT_MOVE] = frames[0, _BEST_MOVE]
             returned = best
@@ -328,17 +511,33 @@ _ZOBRIST_SEED = 0x5EED_CA12AC
 _CLOCK_NODES = 1 << 14
 
 
+class _Symmetries(NamedTuple):
+    """The Zobrist keys of one board over a set of its symmetries (the compiled search's
+    ``sym``): ``zobrist[s, c, k]`` is the key of contents ``c`` on square ``s``'s image under
+    symmetry ``k``; ``extra`` the keys of the player to act, the phase, the pending square and
+    colour, the supply and the margin search; ``squares[k, s]`` square ``s``'s image;
+    ``swaps[k]`` whether symmetry ``k`` swaps the axes; ``actions[k, a]`` action ``a``'s image
+    and ``inverse[k]`` its inverse. The first symmetry is the identity."""
+
+    zobrist: np.ndarray
+    extra: np.ndarray
+    squares: np.ndarray
+    swaps: np.ndarray
+    actions: np.ndarray
+    inverse: np.ndarray
+
+
 class _Tables(NamedTuple):
     board: Board
     entries: int
-    table: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    zobrist: np.ndarray
-    extra: np.ndarray
+    table: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    identity: _Symmetries
+    symmetric: _Symmetries
 
 
 def _entries(table_mb: int) -> int:
     """The largest power of two of entries that fits in ``table_mb`` MiB."""
-    entries = 1
+    entries = 2  # a bucket of the two-tier table
     while entries * 2 * ENTRY_BYTES <= table_mb * 2**20:
         entries *= 2
     return entries
@@ -362,9 +561,29 @@ def _tables(board: Board, table_mb: int) -> _Tables:
         _mapped(entries, np.int32, -1),
         _mapped(entries, np.int16),
         _mapped(entries, np.int8),
+        _mapped(entries, np.int8),
     )
-    kept = _LOCAL.tables = _Tables(board, entries, table, zobrist, extra)
+    kept = _LOCAL.tables = _Tables(
+        board, entries, table, _symmetries(board, zobrist, extra, ("identity",)), _symmetries(board, zobrist, extra)
+    )
     return kept
+
+
+def _symmetries(board: Board, zobrist: np.ndarray, extra: np.ndarray, names: tuple[str, ...] = ()) -> _Symmetries:
+    """The keys of ``board`` over the symmetries ``names`` (all that keep its shape if empty:
+    eight on a square board, four otherwise; :mod:`carnac_env.core.symmetry`)."""
+    from carnac_env.core.symmetry import symmetries, symmetry
+
+    transforms = [symmetry(board, name) for name in (names or symmetries(board))]
+    squares = np.stack([t.squares for t in transforms]).astype(np.int64)
+    return _Symmetries(
+        np.ascontiguousarray(np.stack([zobrist[t.squares] for t in transforms], axis=2)),
+        extra,
+        squares,
+        np.array([t.swaps_axes for t in transforms], dtype=np.bool_),
+        np.stack([t.actions for t in transforms]).astype(np.int32),
+        np.stack([t.inverse.actions for t in transforms]).astype(np.int32),
+    )
 
 
 def _mapped(entries: int, dtype: type, fill: int = 0) -> np.ndarray:
@@ -391,9 +610,10 @@ def clear_table() -> None:
     The table keeps its memory; solving on another board or with another ``table_mb`` frees it."""
     kept = getattr(_LOCAL, "tables", None)
     if kept is not None:
-        keys, best_moves, _, _ = kept.table
+        keys, best_moves, _, _, works = kept.table
         keys[:] = 0
         best_moves[:] = -1
+        works[:] = 0
 
 
 def memory_bytes(board: Board, max_megaliths_left: int, table_mb: int) -> int:
@@ -404,8 +624,11 @@ def memory_bytes(board: Board, max_megaliths_left: int, table_mb: int) -> int:
     per ply. A server counts it for the work that solves."""
     plies = 2 * max_megaliths_left + 3
     slots = sum(int(getattr(part, "nbytes", 0)) for part in new_state(board, plies)[1])
-    keys = (board.squares * _CONTENTS + 10 + board.squares + board.megaliths) * 8
-    return _entries(table_mb) * ENTRY_BYTES + keys + slots + plies * (board.num_actions * 4 + _FRAME * 8 + 8)
+    sym = 8  # at most eight symmetries, and the identity's keys besides
+    keys = (board.squares * _CONTENTS * (sym + 1) + 2 * (10 + board.squares + board.megaliths)) * 8
+    maps = (sym + 1) * (board.squares * 9 + 2 * board.num_actions * 4)
+    per_ply = board.num_actions * 4 + _FRAME * 8 + 8 + 2 * 8 + sym * 8
+    return _entries(table_mb) * ENTRY_BYTES + keys + maps + slots + plies * per_ply
 
 
 class _Work(NamedTuple):
@@ -414,6 +637,7 @@ class _Work(NamedTuple):
     moves: np.ndarray
     frames: np.ndarray
     hashes: np.ndarray
+    killers: np.ndarray
 
 
 def _work(board: Board, plies: int) -> _Work:
@@ -429,6 +653,7 @@ def _work(board: Board, plies: int) -> _Work:
             np.zeros((plies, board.num_actions), dtype=np.int32),
             np.zeros((plies, _FRAME), dtype=np.int64),
             np.zeros(plies, dtype=np.uint64),
+            np.full((plies, 2), -1, dtype=np.int64),
         )
     return kept
 
@@ -436,7 +661,14 @@ def _work(board: Board, plies: int) -> _Work:
 class _Budget:
     """The node limit and the deadline of one :func:`solve` call, over its searches."""
 
-    def __init__(self, node_limit: int, seconds: float) -> None:
+    def __init__(
+        self, node_limit: int, seconds: float, symmetry: bool, two_tier: bool, killers: bool, etc: bool, adjacent: int
+    ) -> None:
+        self.adjacent = adjacent
+        self.etc = etc
+        self.symmetry = symmetry
+        self.two_tier = two_tier
+        self.killers = killers
         self.node_limit = node_limit
         self.seconds = seconds
         self.deadline = time.perf_counter() + seconds if seconds > 0 else 0.0
@@ -450,6 +682,11 @@ class _Budget:
         ctl[_ROOT_MOVE] = -1
         ctl[_SCALE] = scale
         ctl[_STEP] = _ENTER
+        ctl[_TWO_TIER] = self.two_tier
+        ctl[_KILLERS] = self.killers
+        ctl[_SYMMETRY_SUPPLY] = tables.board.megaliths - SYMMETRY_PLACED
+        ctl[_ETC_SUPPLY] = ETC_SUPPLY if self.etc else 0
+        ctl[_ADJACENT] = self.adjacent
         work.frames[0, _ALPHA] = alpha
         work.frames[0, _BETA] = beta
         limit = self.node_limit if self.node_limit > 0 else np.iinfo(np.int64).max
@@ -458,11 +695,11 @@ class _Budget:
             _search(
                 work.st,
                 tables.table,
+                tables.symmetric if self.symmetry else tables.identity,
                 work.moves,
                 work.frames,
                 work.hashes,
-                tables.zobrist,
-                tables.extra,
+                work.killers,
                 ctl,
             )
             self.nodes = int(ctl[_NODES])
@@ -482,6 +719,12 @@ def solve(
     *,
     margin: bool = False,
     seconds: float = 0.0,
+    null_window: bool = False,
+    symmetry: bool = False,
+    two_tier: bool = False,
+    killers: bool = False,
+    etc: bool = False,
+    adjacent: int = 0,
 ) -> Solution:
     """The exact result of ``state`` for its player to act, and a move that achieves it.
 
@@ -506,6 +749,14 @@ def solve(
         seconds: give up after about this many seconds, 0 to :data:`MAX_SECONDS` (0: no limit);
             the clock is read every few thousand nodes, so a solve may overrun it by
             milliseconds.
+        null_window, symmetry, two_tier, killers, etc: the search's levers (see the module's
+            text; benchmarks/solve_fixed_set.py measures each): two null-window searches for
+            the result, the canonical hash over the board's symmetries, the two-tier table,
+            killer moves, enhanced transposition cut-offs; ``adjacent`` orders placements by
+            the megaliths beside their square (0 the kernel's order, 1 those beside any
+            first, 2 those beside the most first). None changes a result or a margin;
+            they may change which of several equally good moves is returned. The defaults
+            are the ones that measured no slower (docs/solver.md).
 
     Returns:
         A :class:`Solution`.
@@ -524,7 +775,16 @@ def solve(
     max_left = _checks.whole("max_megaliths_left", max_megaliths_left, 0, MAX_NODE_LIMIT)
     table_mb = _checks.whole("table_mb", table_mb, 1, MAX_TABLE_MB)
     node_limit = _checks.whole("node_limit", node_limit, 0, MAX_NODE_LIMIT)
-    _checks.flag("margin", margin)
+    for name, flag in (
+        ("margin", margin),
+        ("null_window", null_window),
+        ("symmetry", symmetry),
+        ("two_tier", two_tier),
+        ("killers", killers),
+        ("etc", etc),
+    ):
+        _checks.flag(name, flag)
+    adjacent = _checks.whole("adjacent", adjacent, 0, 2)
     seconds = _checks.number("seconds", seconds, 0.0, MAX_SECONDS)
     if state.supply > max_left:
         raise CarnacError(
@@ -534,9 +794,16 @@ def solve(
     board = state.board
     tables = _tables(board, table_mb)
     work = _work(board, 2 * state.supply + 3)
-    budget = _Budget(node_limit, seconds)
+    budget = _Budget(node_limit, seconds, symmetry, two_tier, killers, etc, adjacent)
+    work.killers.fill(-1)  # a solve's move order never depends on an earlier solve's cut-offs
     load_game(work.st, 0, *game_fields(state, lying=False))  # the search never reads the pairs
-    result, best = budget.run(tables, work, -1, 1, 0)
+    if null_window and state.phase != OVER:  # is it a win (> 0)? if not, is it a draw (>= 0)?
+        result, best = budget.run(tables, work, 0, 1, 0)
+        if result < 1:
+            result, best = budget.run(tables, work, -1, 0, 0)
+        result = max(-1, min(1, result))
+    else:
+        result, best = budget.run(tables, work, -1, 1, 0)
     if not margin:
         return Solution(result, best, budget.nodes)
     scale = margin_scale(board)
