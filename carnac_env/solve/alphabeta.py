@@ -35,8 +35,8 @@ tilt of that square fits; only one of them is searched.
 
 **Null windows** (``null_window=True``; off by default, like every lever here: on the fixed
 set they gained 1.2x in nodes at 8 left, not enough to change what the solver answers). The
-result is found by two searches over a window one wide, each a yes-or-no question: is it a win (value > 0)? If not, is it a draw
-(value >= 0)? A win or a draw's move comes from the search that proved it; a loss's move is
+result is found by two searches over a window one wide, each a yes-or-no question: is it a
+win (value > 0)? If not, is it a draw (value >= 0)? A win or a draw's move comes from the search that proved it; a loss's move is
 the root's best move of the second search (every move loses).
 
 **Enhanced transposition cut-offs** (``etc=True``): a node with at least :data:`ETC_SUPPLY`
