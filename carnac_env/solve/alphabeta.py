@@ -33,11 +33,11 @@ measured and dropped, see docs/solver.md). Two placements that differ only in wh
 carries the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no
 tilt of that square fits; only one of them is searched.
 
-**Null windows** (``null_window=True``; off by default, like every lever here: on the fixed
-set they gained 1.2x in nodes at 8 left, not enough to change what the solver answers). The
-result is found by two searches over a window one wide, each a yes-or-no question: is it a
-win (value > 0)? If not, is it a draw (value >= 0)? A win or a draw's move comes from the search that proved it; a loss's move is
-the root's best move of the second search (every move loses).
+**Null windows** (``null_window=True``; off by default, like every lever here: on the fixed set
+they gained 1.2x in nodes at 8 left, not enough to change what the solver answers). The result
+is found by two searches over a window one wide, each a yes-or-no question: is it a win (value
+> 0)? If not, is it a draw (value >= 0)? A win or a draw's move comes from the search that
+proved it; a loss's move is the root's best move of the second search (every move loses).
 
 **Enhanced transposition cut-offs** (``etc=True``): a node with at least :data:`ETC_SUPPLY`
 megaliths left first looks its children up in the table, and returns at once when one of them
