@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from _frameworks import require
 from _paths import ROOT
@@ -119,10 +120,11 @@ def _solver_arrays() -> int:
     local = alphabeta._LOCAL
     total = 0
     tables = getattr(local, "tables", None)
-    if tables is not None:
-        total += sum(a.nbytes for a in tables.table) + tables.zobrist.nbytes + tables.extra.nbytes
+    if tables is not None:  # the table and the keys over the symmetries
+        arrays = [*tables.table, *tables.identity, *tables.symmetric]
+        total += sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
     for board, work in getattr(local, "work", {}).items():
-        total += work.moves.nbytes + work.frames.nbytes + work.hashes.nbytes
+        total += work.moves.nbytes + work.frames.nbytes + work.hashes.nbytes + work.killers.nbytes
         total += sum(int(getattr(part, "nbytes", 0)) for part in new_state(board, work.plies)[1])  # as made
     return total
 
