@@ -60,7 +60,7 @@ def test_the_readme_test_command_is_what_ci_runs_and_its_time_is_measured() -> N
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert 'pip install -e ".[test]" && pytest -m "not slow" -n auto\n' in readme
     assert '"$py" -m pip install --quiet -e ".[test]"' in ci and 'args=(-m "not slow" -n auto)' in ci
-    assert "args=(-m slow)" in ci
+    assert "args=(-m slow -n auto)" in ci
     # Each set-up command states a measured time with the command that measures it.
     for only in ("arena", "tests"):
         assert f": python benchmarks/readme_commands.py --only {only}\n" in readme
