@@ -278,8 +278,8 @@ def _probe(keys, h, slot, two_tier):  # pragma: no cover - compiled
     return -1
 
 
-# Radon ranks _search F (72) (E 32 before the levers of issue 52); the house allows rank C at most. Numba is the reason: its on-disk
-# cache does not link a cached function's call to itself (numba issue 6061; a recursive negamax
+# Radon ranks _search F (72) (E 32 before the levers of issue 52); the house allows rank C at
+# most. Numba is the reason: its on-disk cache does not link a cached function's call to itself (numba issue 6061; a recursive negamax
 # crashed when run from the cache). So the recursion is written as this loop over explicit
 # per-ply frames (`frames`, `ctl`), which also lets a solve pause and resume. The loop is a
 # state machine of four steps (enter, next move, finish, return) that branch on `step` and
