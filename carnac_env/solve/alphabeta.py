@@ -279,13 +279,13 @@ def _probe(keys, h, slot, two_tier):  # pragma: no cover - compiled
 
 
 # Radon ranks _search F (72) (E 32 before the levers of issue 52); the house allows rank C at
-# most. Numba is the reason: its on-disk cache does not link a cached function's call to itself (numba issue 6061; a recursive negamax
-# crashed when run from the cache). So the recursion is written as this loop over explicit
-# per-ply frames (`frames`, `ctl`), which also lets a solve pause and resume. The loop is a
-# state machine of four steps (enter, next move, finish, return) that branch on `step` and
-# share the locals `d`, `step` and `returned`, and that is where the rank comes from. The steps
-# could become `inline="always"` helpers that return `(step, d, returned)`. That is left to the
-# solver's rework, and tests/solve/test_solve.py checks it.
+# most. Numba is the reason: its on-disk cache does not link a cached function's call to itself
+# (numba issue 6061; a recursive negamax crashed when run from the cache). So the recursion is
+# written as this loop over explicit per-ply frames (`frames`, `ctl`), which also lets a solve
+# pause and resume. The loop is a state machine of four steps (enter, next move, finish, return)
+# that branch on `step` and share the locals `d`, `step` and `returned`, and that is where the
+# rank comes from. The steps could become `inline="always"` helpers that return `(step, d,
+# returned)`. That is left to the solver's rework, and tests/solve/test_solve.py checks it.
 @njit(**_JIT)
 def _search(st, table, sym, moves, frames, hashes, killers, ctl):  # pragma: no cover - compiled
     """Negamax alpha-beta (fail-soft) from slot 0 of ``st``, child of ply ``d`` played in slot
