@@ -118,7 +118,12 @@ class Games:
 
         # each board by its spec ("medium", "7x9:megaliths=28,min_dolmen=3"): two custom boards
         # never share a key, and the same board given twice is offered once
-        agents, boards = list(dict.fromkeys(agents)), list(dict.fromkeys(board_spec(make_board(b)) for b in boards))
+        agents = list(dict.fromkeys(agents))
+        by_spec: dict[str, Any] = {}  # each board built once, under its spec
+        for given in boards:
+            board = make_board(given)
+            by_spec.setdefault(board_spec(board), board)
+        boards = list(by_spec)
         if not agents:
             raise CarnacError("no agents to offer: give at least one agent spec (--agents greedy,mcts)")
         if not boards:
@@ -130,8 +135,8 @@ class Games:
         self.needs: dict[tuple[str, str], Need | None] = {}
         self.offered: dict[str, list[str]] = {}
         self.refused: list[str] = []
-        for name in boards:
-            self._offer_agents(name, make_board(name))
+        for name, board in by_spec.items():
+            self._offer_agents(name, board)
         if not any(self.offered.values()):
             raise CarnacError(
                 f"no agent fits any board in {megabytes(memory)} of search memory over {workers} worker(s) "
@@ -148,8 +153,8 @@ class Games:
             _checks.whole("analysis_sims", analysis_sims, 0, 100_000),
             _checks.whole("analysis_solve", analysis_solve, 0, 64),
         )
-        for name in boards:
-            self.analysis[name] = self._analysis_offer(name, make_board(name), *self._analysis_budget)
+        for name, board in by_spec.items():
+            self.analysis[name] = self._analysis_offer(name, board, *self._analysis_budget)
         #: The boards made on the page (:meth:`add_board`), at most :data:`MAX_MADE_BOARDS`.
         self.made: list[str] = []
         self.games: OrderedDict[str, LiveGame] = OrderedDict()
