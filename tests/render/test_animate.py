@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("PIL")
+from _games import random_game
 from PIL import Image
 
-from carnac_env.core.game import GameState
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError, RecordError
 from carnac_env.render.animate import captions as animate_captions
@@ -19,15 +19,9 @@ from carnac_env.render.animate import frames, write_animation
 
 
 def random_record(board: str = "petit_menec", seed: int = 4) -> GameRecord:
-    rng = np.random.default_rng(seed)
-    state = GameState(board)
-    actions = []
-    while not state.is_over:
-        legal = state.legal_actions()
-        action = int(legal[rng.integers(len(legal))])
-        state.apply(action)
-        actions.append(action)
-    return GameRecord.from_actions(state.board, actions)
+    record = random_game(board, seed)
+    record.meta.clear()  # no agent names on the frames
+    return record
 
 
 def test_gif_has_one_frame_per_decision_plus_the_end(tmp_path):

@@ -14,11 +14,10 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from _browser import headless_browser as _browser
+from _games import random_game
 
-from carnac_env.core.game import GameState
 from carnac_env.core.record import GameRecord
 from carnac_env.errors import CarnacError
 from carnac_env.render.animate import captions
@@ -26,15 +25,8 @@ from carnac_env.render.html import replay_html, write_replay_html
 
 
 def random_record(board: str = "petit_menec", seed: int = 3) -> GameRecord:
-    rng = np.random.default_rng(seed)
-    state = GameState(board)
-    actions = []
-    while not state.is_over:
-        legal = state.legal_actions()
-        actions.append(int(legal[rng.integers(len(legal))]))
-        state.apply(actions[-1])
-    record = GameRecord.from_actions(state.board, actions)
-    record.meta["agents"] = ["random", "<b>greedy</b>"]
+    record = random_game(board, seed)
+    record.meta["agents"] = ["random", "<b>greedy</b>"]  # markup in a name, to be escaped
     return record
 
 
