@@ -86,11 +86,12 @@ def default_model_custom() -> str:
 def cmd_arena(args: argparse.Namespace) -> int:
     """Run (or resume) an arena and print its table."""
     from carnac_env.arena import run_arena, split_agents
+    from carnac_env.arena.schedule import ArenaSettings
     from carnac_env.cli.parser import DEFAULT_ARENA
-    from carnac_env.core.boards import make_board
 
     agents = split_agents(args.agents)
-    make_board(args.board)  # a bad board is refused before the output folder is announced
+    # the arena's own settings check (board, games, seed, openings) before the folder is announced
+    ArenaSettings.check(agents, args.board, args.games, args.seed, args.openings)
     out = _stated_out(args.out, DEFAULT_ARENA["out"], "the games and results")
     return _resumable(
         lambda: run_arena(
