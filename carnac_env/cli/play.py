@@ -59,11 +59,10 @@ def cmd_play(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     stdin = stdin or sys.stdin
     board = make_board(args.board)
     opponent = make(args.opponent, seed=args.seed)
-    if args.gui:  # no display: the window's own error at once, before anything is announced
-        from carnac_env.play.gui import NO_WINDOW_ADVICE
-        from carnac_env.render.window import check_display
+    if args.gui:  # no gui extra or no display: the window's own error, before anything is announced
+        from carnac_env.play.gui import check_window
 
-        check_display(NO_WINDOW_ADVICE)
+        check_window()
     save = args.save or time.strftime("carnac-game-%Y%m%d-%H%M%S.json")
     _check_writable(save)
     if not args.save:  # the one file play writes unasked: say where, before the game

@@ -34,7 +34,7 @@ from carnac_env.core.boards import Board
 from carnac_env.core.record import GameRecord
 from carnac_env.play.controller import KEYS, GuiController, default_cell
 from carnac_env.play.view import Button, GuiView
-from carnac_env.render.window import import_pygame, open_window
+from carnac_env.render.window import check_display, import_pygame, open_window
 
 __all__ = ["KEYS", "NO_WINDOW_ADVICE", "Button", "GuiApp", "GuiController", "GuiView", "default_cell", "play_gui"]
 
@@ -123,6 +123,18 @@ class GuiApp:
         """Close the window and stop the computer's thread."""
         self.controller.close()
         self.pygame.display.quit()
+
+
+def check_window() -> None:
+    """Refuse at once what :func:`play_gui` would refuse when it opens its window, in the same
+    order: a missing ``gui`` extra (pygame), then no display here. For a caller that says or
+    writes something before the game (``carnac play --gui``).
+
+    Raises:
+        CarnacError: naming the extra to install, or saying there is no display and what to do.
+    """
+    import_pygame()
+    check_display(NO_WINDOW_ADVICE)
 
 
 def play_gui(
