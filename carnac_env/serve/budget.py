@@ -43,17 +43,15 @@ from carnac_env.agents.memory import SEARCH_OVERHEAD, Need, first_room, move_cap
 from carnac_env.core.boards import Board
 from carnac_env.errors import CarnacError
 
+# The sizes themselves (Need, sized, move_capacity, ...) live in carnac_env.agents.memory, beside
+# the agents that declare them; this module is the ledger and the server's needs built on them.
 __all__ = [
-    "SEARCH_OVERHEAD",
     "Ledger",
-    "Need",
     "analysis_need",
     "held_bytes",
     "megabytes",
-    "move_capacity",
     "oversized",
     "search_need",
-    "sized",
     "solve_need",
     "tree_bytes",
 ]

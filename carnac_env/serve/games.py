@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from carnac_env import _checks
+from carnac_env.agents.memory import Need
 from carnac_env.analysis.solved import DEFAULT_SOLVE, DEFAULT_SOLVE_NODES
 from carnac_env.errors import CarnacError
-from carnac_env.serve.budget import Ledger, Need, analysis_need, held_bytes, megabytes, oversized, search_need
+from carnac_env.serve.budget import Ledger, analysis_need, held_bytes, megabytes, oversized, search_need
 from carnac_env.serve.limits import DEFAULT_MEMORY_MB, MAX_QUEUE, RETRY_AFTER
 from carnac_env.serve.session import CELL, ConflictError, Session
 

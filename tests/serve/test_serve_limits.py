@@ -481,9 +481,9 @@ def test_the_server_sizes_trees_with_the_searchs_own_function(monkeypatch):
     """What the server counts for a tree is :func:`carnac_env.search.tree.tree_bytes` of the
     room a move needs (no estimate of its own), and that room holds what a fresh search of the
     agent asks for on the first position (the most actions)."""
+    from carnac_env.agents.memory import move_capacity
     from carnac_env.search import UCT, Playouts, Search
     from carnac_env.search import tree as search_tree
-    from carnac_env.serve.budget import move_capacity
 
     for spec, name, lanes in (("mcts:sims=300", "le_menec", 1), ("az:sims=24:lanes=4", "small", 4)):
         board = make_board(name)
