@@ -22,7 +22,6 @@ one.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,12 +30,12 @@ from carnac_env import _checks
 from carnac_env.core.boards import Board, make_board
 from carnac_env.core.record import MAX_RECORD_BYTES
 from carnac_env.errors import CarnacError
+from carnac_env.evaluate.versioned import check_board, check_identity, is_whole_from, versioned_ids
 
 #: Where the package's panel files live.
 PANEL_DIR = Path(__file__).resolve().parent / "panels"
 #: The format version of panel files this code reads.
 PANEL_FORMAT = 1
-_VERSIONED_ID = re.compile(r"^([a-z][a-z0-9_]*)-v([1-9][0-9]*)$")
 
 
 @dataclass(frozen=True)
@@ -69,17 +68,6 @@ class Panel:
     def id(self) -> str:
         """``NAME-vVERSION``, e.g. ``medium-v1``: how cards and docs cite the panel."""
         return f"{self.name}-v{self.version}"
-
-
-def versioned_ids(folder: Path) -> list[str]:
-    """The ``NAME-vVERSION`` ids of the ``.json`` files in ``folder`` (panels, endgame sets),
-    sorted by name then version (so ``v10`` comes after ``v9``); other names are ignored."""
-    found = []
-    for path in folder.glob("*.json"):
-        match = _VERSIONED_ID.match(path.stem)
-        if match:
-            found.append((match.group(1), int(match.group(2)), path.stem))
-    return [stem for _, _, stem in sorted(found)]
 
 
 def panel_ids() -> list[str]:
@@ -179,8 +167,8 @@ def parse_panel(data: dict[str, Any], path: Path, trust_code: bool = False) -> P
     Raises:
         CarnacError: a field that does not check, naming the file and the field.
     """
-    name, version = _parse_identity(data, path)
-    board = _parse_board(data, path)
+    name, version = check_identity(data, PANEL_FORMAT, lambda what: _bad(path, what))
+    board = check_board(data, lambda what: _bad(path, what))
     members = _parse_members(data, path, trust_code)
     anchor = data.get("anchor")
     specs = [m.spec for m in members]
@@ -202,32 +190,6 @@ def _finite(value: Any) -> bool:
     except CarnacError:
         return False
     return True
-
-
-def _whole(value: Any, low: int) -> bool:
-    """Whether ``value`` is an int (not a bool) of at least ``low``."""
-    return not isinstance(value, bool) and isinstance(value, int) and value >= low
-
-
-def _parse_identity(data: dict[str, Any], path: Path) -> tuple[str, int]:
-    if data.get("format") != PANEL_FORMAT:
-        raise _bad(path, f"format must be {PANEL_FORMAT}, got {data.get('format')!r}")
-    name, version = data.get("name"), data.get("version")
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise _bad(path, f"name must be lower-case letters, digits and _, got {name!r}")
-    if not _whole(version, 1):
-        raise _bad(path, f"version must be a whole number from 1, got {version!r}")
-    return name, version
-
-
-def _parse_board(data: dict[str, Any], path: Path) -> Board:
-    rules = data.get("rules")
-    if not isinstance(rules, dict):
-        raise _bad(path, f"rules must be an object, got {rules!r}")
-    try:
-        return make_board(data.get("board"), **rules)
-    except (CarnacError, TypeError) as err:
-        raise _bad(path, f"board {data.get('board')!r} with rules {rules!r} is not a board: {err}") from None
 
 
 def _check_member_spec(spec: str, path: Path, trust_code: bool) -> None:
@@ -279,12 +241,12 @@ def _parse_defaults(data: dict[str, Any], path: Path) -> tuple[int, int, int]:
     if not isinstance(defaults, dict):
         raise _bad(path, "defaults must be an object with games and seed")
     games, seed = defaults.get("games"), defaults.get("seed")
-    if not _whole(games, 1):
+    if not is_whole_from(games, 1):
         raise _bad(path, f"defaults.games must be a whole number from 1, got {games!r}")
-    if not _whole(seed, 0) or seed > _checks.MAX_SEED:
+    if not is_whole_from(seed, 0) or seed > _checks.MAX_SEED:
         raise _bad(path, f"defaults.seed must be a whole number in 0..2**63-1, got {seed!r}"[:500])
     openings = defaults.get("openings", 0)
-    if not _whole(openings, 0) or openings > MAX_OPENING_PLIES:
+    if not is_whole_from(openings, 0) or openings > MAX_OPENING_PLIES:
         raise _bad(path, f"defaults.openings must be a whole number in 0..{MAX_OPENING_PLIES}, got {openings!r}"[:500])
     return games, seed, openings
 

@@ -22,18 +22,17 @@ informative); anything else is refused with a CarnacError naming the file and th
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from carnac_env import _checks
-from carnac_env.core.boards import BOARDS, Board, make_board
+from carnac_env.core.boards import BOARDS, Board
 from carnac_env.core.game import GameState
 from carnac_env.core.notation import parse_action
 from carnac_env.core.record import MAX_MOVE_CHARS
 from carnac_env.errors import CarnacError
-from carnac_env.evaluate.panel import versioned_ids
+from carnac_env.evaluate.versioned import check_board, check_identity, is_whole_from, versioned_ids
 
 __all__ = [
     "ENDGAME_DIR",
@@ -167,10 +166,6 @@ def _bad(path: Path, what: str) -> CarnacError:
     return CarnacError(f"endgame set {path}: {what}"[:800])
 
 
-def _whole(value: Any, low: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int) and value >= low
-
-
 def parse_endgames(data: Any, path: Path) -> EndgameSet:
     """The :class:`EndgameSet` that a set file's contents ``data`` describe (``path`` names the
     file in errors), checked field by field and every position replayed.
@@ -180,20 +175,8 @@ def parse_endgames(data: Any, path: Path) -> EndgameSet:
     """
     if not isinstance(data, dict):
         raise _bad(path, f"must be a JSON object, got {type(data).__name__}")
-    if data.get("format") != ENDGAME_FORMAT:
-        raise _bad(path, f"format must be {ENDGAME_FORMAT}, got {data.get('format')!r}")
-    name, version = data.get("name"), data.get("version")
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise _bad(path, f"name must be lower-case letters, digits and _, got {name!r}")
-    if not _whole(version, 1):
-        raise _bad(path, f"version must be a whole number from 1, got {version!r}")
-    rules = data.get("rules")
-    if not isinstance(rules, dict):
-        raise _bad(path, f"rules must be an object, got {rules!r}")
-    try:
-        board = make_board(data.get("board"), **rules)
-    except (CarnacError, TypeError) as err:
-        raise _bad(path, f"board {data.get('board')!r} with rules {rules!r} is not a board: {err}") from None
+    name, version = check_identity(data, ENDGAME_FORMAT, lambda what: _bad(path, what))
+    board = check_board(data, lambda what: _bad(path, what))
     made = data.get("made")
     if not isinstance(made, dict):
         raise _bad(path, "made must be an object (the command and how the games were played)")
@@ -223,7 +206,7 @@ def _parse_position(entry: Any, board: Board, path: Path, index: int) -> Endgame
             raise _bad(path, f"{where}: move {number} ({move!r}): {err}") from None
     if state.is_over:
         raise _bad(path, f"{where}: the game is over after its {len(moves)} moves; a position needs a move to judge")
-    if not _whole(value, 0) or value > 1:
+    if not is_whole_from(value, 0) or value > 1:
         raise _bad(path, f"{where}: value must be 1 (won) or 0 (drawn) for the player to act, got {value!r}")
     actions = tuple(state.legal_actions())
     if not isinstance(text, str) or len(text) != len(actions) or not set(text) <= set(VALUE_CHARS):
