@@ -37,6 +37,7 @@ def run_arena(
     ray: str | None = None,
     openings: int = 0,
     interval: str = "bootstrap",
+    announce: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Play (or resume) a round robin and write ``out``'s files; see :mod:`carnac_env.arena`.
 
@@ -64,6 +65,9 @@ def run_arena(
             likelihood-ratio, as the evaluation panels have: it always holds the rating).
             It shapes ``results.json`` only, not the games, so a finished arena run again
             with the other kind rewrites its results and plays nothing.
+        announce: called once every setting and every agent spec has checked, before the
+            folder is touched (``carnac arena`` says there where the files go, so a bad spec
+            is refused without a word about a folder it never writes).
 
     Returns:
         The contents of ``results.json``.
@@ -87,7 +91,7 @@ def run_arena(
     check_interval(interval)
     workers, bar_class = check_runner(workers, ray, progress)
     with pinned_models():  # each model file read once: the games play the bytes the record names
-        return _run(settings, out, workers, ray, bar_class, echo, interval)
+        return _run(settings, out, workers, ray, bar_class, echo, interval, announce)
 
 
 def _run(
@@ -98,6 +102,7 @@ def _run(
     bar_class: Any,
     echo: Callable[[str], None],
     interval: str,
+    announce: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """:func:`run_arena` after its checks, within :func:`~carnac_env.models.pinned_models`."""
     models = {}
@@ -108,6 +113,8 @@ def _run(
     stored = settings.to_dict(__version__)
     if models:  # absent without model files, so the arenas made before it resume unchanged
         stored["models"] = models
+    if announce is not None:
+        announce()
     store = ArenaStore(out)
     planned = schedule(settings.agents, settings.games, settings.seed, settings.openings, settings.board)
     with lock_folder(store.out, "arena"):

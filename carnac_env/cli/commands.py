@@ -86,13 +86,10 @@ def default_model_custom() -> str:
 def cmd_arena(args: argparse.Namespace) -> int:
     """Run (or resume) an arena and print its table."""
     from carnac_env.arena import run_arena, split_agents
-    from carnac_env.arena.schedule import ArenaSettings
     from carnac_env.cli.parser import DEFAULT_ARENA
 
     agents = split_agents(args.agents)
-    # the arena's own settings check (board, games, seed, openings) before the folder is announced
-    ArenaSettings.check(agents, args.board, args.games, args.seed, args.openings)
-    out = _stated_out(args.out, DEFAULT_ARENA["out"], "the games and results")
+    out = args.out if args.out is not None else DEFAULT_ARENA["out"]
     return _resumable(
         lambda: run_arena(
             agents,
@@ -105,6 +102,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
             ray=args.ray,
             openings=args.openings,
             interval=args.interval,
+            # the default folder is said once the settings and every agent spec have checked
+            announce=lambda: _stated_out(args.out, DEFAULT_ARENA["out"], "the games and results"),
         )
     )
 

@@ -332,6 +332,23 @@ def test_arena_without_out_says_where_it_writes(tmp_path: Path) -> None:
     assert again.returncode == 0 and "current folder" not in again.stderr, again.stderr
 
 
+@pytest.mark.parametrize(
+    "agents",
+    ["random,bogus", "random,mcts:sims=x", "random,mcts:sims=-3", "random,greedy:depth=2"],
+    ids=["unknown agent", "option not a number", "option out of range", "unknown option"],
+)
+def test_arena_refuses_a_bad_agent_spec_before_saying_where_it_writes(tmp_path, monkeypatch, capsys, agents) -> None:
+    """A spec that does not build is refused before the default folder is announced: no word
+    about a folder that is never written, and nothing written."""
+    from carnac_env.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["arena", "--board", "petit_menec", "--agents", agents, "--games", "1", "--no-progress"]) != 0
+    err = capsys.readouterr().err
+    assert agents.split(",")[1].split(":")[0] in err and "current folder" not in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_play_without_save_says_where_the_record_goes(tmp_path: Path) -> None:
     import os
 
