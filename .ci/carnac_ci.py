@@ -17,6 +17,8 @@ a usage error, exit 4); the module's skip is then logged under the file, and the
 pending for a later entry. Run it with the entry's own Python.
 ``python .ci/carnac_ci.py unrun MODULES LOG...`` prints those of them whose last skip reason
 says that one of MODULES (comma-separated) is missing: tests that no matrix entry ran.
+``python .ci/carnac_ci.py half oldest|newest`` prints the test paths that entry runs of the
+quick suite (:func:`version_half`).
 """
 
 from __future__ import annotations
@@ -26,12 +28,23 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 from typing import IO, Any
 
 #: the wording of a skip for a missing module (require, importorskip, the examples' checks)
 MISSING = re.compile(r"not installed|could not import|no module named|\bneeds\b", re.IGNORECASE)
 
 _outcomes: dict[str, list[str]] = {}
+
+#: The test folders of the quick suite that python-newest runs: the floors nearest the user
+#: (command lines, the server, files, records, the docs), where the standard library's changes
+#: land first. python-oldest runs every other folder (the rules, the engines, search, envs,
+#: models, agents: where numpy and numba wheels meet the oldest interpreter), so a new folder
+#: is never left out. Each quick test runs twice in the matrix: in main on the README's Python,
+#: and on the oldest or the newest declared one.
+NEWEST_FOLDERS = ("analysis", "arena", "ci", "cli", "docs", "evaluate", "play", "render", "security", "serve", "train")
+#: Tests both version entries run whatever their half: every module of the package imports there.
+BOTH_HALVES = ("tests/ci/test_imports.py",)
 
 
 def required() -> list[str]:
@@ -223,7 +236,20 @@ def runnable(nodeids: list[str], collected: set[str]) -> list[str]:
     return out
 
 
+def version_half(which: str, root: Path) -> list[str]:
+    """The test paths (relative to ``root``, the repository) of the quick suite that the
+    python-``which`` entry runs (``oldest`` or ``newest``; see :data:`NEWEST_FOLDERS`)."""
+    if which not in ("oldest", "newest"):
+        raise ValueError(f"expected oldest or newest, got {which!r}")
+    folders = sorted(p.name for p in (root / "tests").iterdir() if p.is_dir() and any(p.glob("test_*.py")))
+    mine = [f"tests/{name}" for name in folders if (name in NEWEST_FOLDERS) == (which == "newest")]
+    return mine + [path for path in BOTH_HALVES if not any(path.startswith(folder + "/") for folder in mine)]
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["half"] and len(argv) == 2:
+        print("\n".join(version_half(argv[1], Path(__file__).resolve().parent.parent)))
+        return 0
     if argv[:1] == ["pending"]:
         for nodeid in pending(argv[1:]):
             print(nodeid)

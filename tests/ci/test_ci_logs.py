@@ -170,3 +170,16 @@ def test_under_xdist_a_worker_crash_leaves_its_test_and_tracebacks(tmp_path: Pat
     assert running.read_text() == "test_crash.py::test_dies_in_compiled_code\n"
     ci = (ROOT / ".ci" / "run").read_text()
     assert "worker_crash" in ci
+
+
+def test_the_version_entries_split_the_quick_suite_between_them() -> None:
+    """python-oldest and python-newest each run half of the quick suite: every test folder is in
+    exactly one half (a new folder joins python-oldest), and the every-module import test in both."""
+    carnac_ci = _carnac_ci()
+    oldest, newest = carnac_ci.version_half("oldest", ROOT), carnac_ci.version_half("newest", ROOT)
+    folders = {f"tests/{p.name}" for p in (ROOT / "tests").iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
+    halves = [p for p in oldest + newest if not p.endswith(".py")]
+    assert sorted(halves) == sorted(folders), "each test folder in exactly one half"
+    assert set(carnac_ci.NEWEST_FOLDERS) <= {f.removeprefix("tests/") for f in folders}, "a stale name"
+    assert "tests/ci/test_imports.py" in oldest and "tests/ci" in newest
+    assert {"tests/rules", "tests/batch", "tests/core"} <= set(oldest) and {"tests/cli", "tests/serve"} <= set(newest)

@@ -81,3 +81,42 @@ GONE = ["aec", "env_common", "gym_env", "vector_env", "openspiel", "rllib", "sym
 def test_no_re_export_module_is_left_at_the_top_level(name: str) -> None:
     package = ROOT / "carnac_env"
     assert not (package / f"{name}.py").exists(), f"carnac_env/{name}.py is back; import from its home instead"
+
+
+#: The modules that only the optional extras install: a package module that needs one of them
+#: may fail to import where it is absent (its tests skip there, saying which).
+OPTIONAL_MODULES = {
+    "agilerl", "imageio_ffmpeg", "jax", "jaxlib", "matplotlib", "mctx", "mkdocs", "onnx",
+    "onnxruntime", "pgx", "pygame", "pyspiel", "ray", "sb3_contrib", "selenium", "shimmy",
+    "stable_baselines3", "tensordict", "tianshou", "torch", "torchrl", "tornado",
+}  # fmt: skip
+
+
+def test_every_module_of_the_package_imports_on_this_python() -> None:
+    """Every module imports (or lacks only an optional extra; a ``__main__`` compiles), in a
+    fresh interpreter: the
+    python-oldest and python-newest CI entries run this beside their half of the quick suite,
+    so syntax or a standard-library name that an interpreter lacks is found in any floor."""
+    code = f"""
+import importlib, importlib.util, json, pkgutil, carnac_env
+optional = {sorted(OPTIONAL_MODULES)!r}
+broken = []
+for info in pkgutil.walk_packages(carnac_env.__path__, "carnac_env."):
+    try:
+        if info.name.endswith(".__main__"):  # runs its command when imported: compiled only
+            origin = importlib.util.find_spec(info.name).origin
+            compile(open(origin, encoding="utf-8").read(), origin, "exec")
+            continue
+        importlib.import_module(info.name)
+    except ImportError as err:  # Python's, or the module's own message raised from Python's
+        cause = err
+        while cause.__cause__ is not None or cause.__context__ is not None:
+            cause = cause.__cause__ or cause.__context__
+        missing = getattr(cause, "name", None) or ""
+        if missing.split(".")[0] not in optional:
+            broken.append(f"{{info.name}}: {{err!r}}")
+    except Exception as err:
+        broken.append(f"{{info.name}}: {{err!r}}")
+print(json.dumps(broken))
+"""
+    assert json.loads(_run(code)) == []
