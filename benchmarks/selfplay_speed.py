@@ -22,14 +22,17 @@ checks that both forwards agree).
   same player acts again), XLA held to one thread; compilation is not timed (a warm-up move).
 
 The process is pinned to one CPU (``os.sched_setaffinity``), so both run on the same core, one
-after the other, in alternating rounds; the script prints the median simulations/s of each and
-their ratio, our searched positions per CPU second (``time.process_time``), the network's share of
-our time and the rate our network alone allows (a ceiling on the ratio that no search speed-up
-can pass). ``--backend`` may name several backends (``numpy,onnx,onnx-int8``): each is measured
-in every round, their positions per CPU second are compared with the first's, and then their
-searched moves are compared with the first's in the same positions with the same noise
-(``--agree-moves`` moves of every game from the start). The defaults are the training settings of
-``carnac train`` for the board (carnac_env/cli/train.py): ``--sims`` and ``--games``.
+after the other, in alternating rounds; the script prints the median simulations of each per
+second of wall clock and per CPU second of the process (``time.process_time``: what another
+process taking turns on the core does not change; the steadier ratio on a shared machine), their
+ratios, the searched positions (moves) per CPU second, the network's share of our CPU time and
+the rate our network alone allows (a ceiling on the ratio that no search speed-up can pass).
+``--backend`` may name several backends (``numpy,onnx,onnx-int8``): each is measured in every
+round, their positions per CPU second are compared with the first's, and then their searched
+moves are compared with the first's in the same positions with the same noise (``--agree-moves``
+moves of every game from the start). The defaults are the training settings of
+``carnac train`` for the board (carnac_env/cli/train.py): ``--sims`` and ``--games`` (the general
+model's own run, ``--board general``, plays its games 16 to a board: ``--games 16``).
 
     pip install 'carnac-env[search]'     # jax and mctx
     python benchmarks/selfplay_speed.py --board small --rounds 5
@@ -93,8 +96,8 @@ def our_network(net: PolicyValueNet, backend: str, convolution: str = "winograd"
 
 
 class TimedNet:
-    """``net`` with the seconds spent in its ``forward`` counted (the network's share). It reads
-    the rules where ``net`` does, so the search gives it the board as it gives ``net``."""
+    """``net`` with the CPU seconds spent in its ``forward`` counted (the network's share). It
+    reads the rules where ``net`` does, so the search gives it the board as it gives ``net``."""
 
     def __init__(self, net) -> None:
         self.net = net
@@ -102,22 +105,24 @@ class TimedNet:
         self.seconds = 0.0
 
     def forward(self, observations: np.ndarray, supply_scale: float | None = None, board=None):
-        start = time.perf_counter()
+        start = time.process_time()
         if board is None:
             out = self.net.forward(observations, supply_scale=supply_scale)
         else:
             out = self.net.forward(observations, supply_scale=supply_scale, board=board)
-        self.seconds += time.perf_counter() - start
+        self.seconds += time.process_time() - start
         return out
 
 
 class Round(NamedTuple):
-    """One round of our self-play: simulations per second (wall), searched positions per CPU
-    second of the process, and simulations per second of the network's time alone."""
+    """One round of self-play: simulations per second (wall clock) and per CPU second of the
+    process (what another process sharing the core does not change), searched positions (moves)
+    per CPU second, and for ours the simulations per CPU second of the network's time alone."""
 
     sims_per_second: float
+    sims_per_cpu_second: float
     positions_per_cpu_second: float
-    network_ceiling: float
+    network_ceiling: float = float("nan")
 
 
 def carnac_round(net, board, games: int, moves: int, sims: int, considered: int, seed: int) -> Round:
@@ -139,7 +144,7 @@ def carnac_round(net, board, games: int, moves: int, sims: int, considered: int,
         cpu += time.process_time() - start_cpu
         engine.step(actions, observe=False)
     done = sims * games * moves
-    return Round(done / spent, games * moves / cpu, done / timed.seconds)
+    return Round(done / spent, done / cpu, games * moves / cpu, done / timed.seconds)
 
 
 def agreement(nets: dict, board, games: int, moves: int, sims: int, considered: int, seed: int) -> dict[str, int]:
@@ -259,19 +264,22 @@ def mctx_player(net: PolicyValueNet, board, games: int, sims: int, considered: i
     return start, move
 
 
-def mctx_round(player, games: int, moves: int, sims: int, seed: int) -> float:
+def mctx_round(player, games: int, moves: int, sims: int, seed: int) -> Round:
+    """``moves`` moves of ``games`` games from the start by mctx (``player`` from :func:`mctx_player`)."""
     import jax
 
     start, move = player
     state = start(seed)
     key = jax.random.PRNGKey(seed)
-    spent = 0.0
+    spent = cpu = 0.0
     for _ in range(moves):
         key, sub = jax.random.split(key)
-        t = time.perf_counter()
+        t, t_cpu = time.perf_counter(), time.process_time()
         state = jax.block_until_ready(move(state, sub))
         spent += time.perf_counter() - t
-    return games * moves * sims / spent
+        cpu += time.process_time() - t_cpu
+    done = games * moves * sims
+    return Round(done / spent, done / cpu, games * moves / cpu)
 
 
 def main() -> None:
@@ -337,42 +345,55 @@ def main() -> None:
         f"{args.moves} moves a round, CPU {cpu}"
     )
     rounds: dict[str, list[Round]] = {name: [] for name in nets}
-    theirs: list[float] = []
+    theirs: list[Round] = []
     for r in range(args.rounds):
         line = f"round {r + 1}:"
         for name, ours in nets.items():
-            rounds[name].append(carnac_round(ours, board, games, args.moves, sims, considered, seed=r))
-            line += f" carnac_env/{name} {rounds[name][-1].sims_per_second:,.0f} sims/s,"
+            done = carnac_round(ours, board, games, args.moves, sims, considered, seed=r)
+            rounds[name].append(done)
+            line += f" carnac_env/{name} {done.sims_per_second:,.0f} ({done.sims_per_cpu_second:,.0f}),"
         if player is not None:
             theirs.append(mctx_round(player, games, args.moves, sims, seed=r))
-            line += f" mctx {theirs[-1]:,.0f} sims/s"
-        print(line.rstrip(","), flush=True)
-    peer = statistics.median(theirs) if theirs else None
-    if peer is not None:
-        print(f"\nmctx gumbel_muzero_policy on carnac_env.jax: {peer:,.0f} sims/s (median of {args.rounds})")
-    first = backends[0]
-    reference = statistics.median(x.positions_per_cpu_second for x in rounds[first])
-    print(
-        f"\n{'carnac_env backend':<24} {'sims/s':>9} {'/ mctx':>7} {'positions/CPU s':>16} {'/ ' + first:>12} "
-        f"{'network share':>14} {'network alone':>14}"
+            line += f" mctx {theirs[-1].sims_per_second:,.0f} ({theirs[-1].sims_per_cpu_second:,.0f})"
+        print(line.rstrip(",") + " sims/s (per CPU s)", flush=True)
+
+    def median(measured: list[Round], field: str) -> float:
+        return statistics.median(getattr(x, field) for x in measured)
+
+    def versus(value: float, peer: float | None) -> str:
+        return f"{value / peer:.2f}x" if peer else "-"
+
+    peer_wall = median(theirs, "sims_per_second") if theirs else None
+    peer_cpu = median(theirs, "sims_per_cpu_second") if theirs else None
+    print(f"\nmedians of {args.rounds} rounds; ratios to mctx and to {backends[0]} of the medians")
+    header = (
+        f"{'':<20} {'sims/s':>8} {'/ mctx':>7} {'sims/CPU s':>11} {'/ mctx':>7} {'positions/CPU s':>16} "
+        f"{'/ ' + backends[0]:>10} {'network share':>14} {'network alone':>14} {'/ mctx':>7}"
     )
+    print(header)
+    if theirs:
+        positions = median(theirs, "positions_per_cpu_second")
+        print(f"{'mctx':<20} {peer_wall:>8,.0f} {'':>7} {peer_cpu:>11,.0f} {'':>7} {positions:>16,.1f}")
+    reference = median(rounds[backends[0]], "positions_per_cpu_second")
     for name, measured in rounds.items():
-        rate = statistics.median(x.sims_per_second for x in measured)
-        positions = statistics.median(x.positions_per_cpu_second for x in measured)
-        ceiling = statistics.median(x.network_ceiling for x in measured)
-        label = f"{name} ({nets[name].convolution})" if name == "numpy" else name
+        wall, cpu = median(measured, "sims_per_second"), median(measured, "sims_per_cpu_second")
+        positions, ceiling = median(measured, "positions_per_cpu_second"), median(measured, "network_ceiling")
+        label = f"carnac_env/{name}" + (
+            " (winograd)" if name == "numpy" and nets[name].convolution == "winograd" else ""
+        )
         print(
-            f"{label:<24} {rate:>9,.0f} {(f'{rate / peer:.2f}x' if peer else '-'):>7} {positions:>16,.1f} "
-            f"{positions / reference:>11.2f}x {rate / ceiling:>14.0%} {ceiling:>14,.0f}"
+            f"{label:<20} {wall:>8,.0f} {versus(wall, peer_wall):>7} {cpu:>11,.0f} {versus(cpu, peer_cpu):>7} "
+            f"{positions:>16,.1f} {positions / reference:>9.2f}x {cpu / ceiling:>14.0%} {ceiling:>14,.0f} "
+            f"{versus(ceiling, peer_cpu):>7}"
         )
     print(
-        "(network alone: the simulations per second of the network's time alone, the most the search "
-        "could reach if everything else cost nothing)"
+        "(network share: of our CPU time; network alone: simulations per CPU second of the network's time "
+        "alone, the most the search could reach if everything else cost nothing)"
     )
     if len(nets) > 1 and args.agree_moves > 0:
         equal = agreement(nets, board, games, args.agree_moves, sims, considered, seed=7)
         total = games * args.agree_moves
-        print(f"\nsearched moves equal to {first}'s, same positions and noise ({total} moves from the start):")
+        print(f"\nsearched moves equal to {backends[0]}'s, same positions and noise ({total} moves from the start):")
         for name in backends[1:]:
             print(f"  {name}: {equal[name]} of {total} ({equal[name] / total:.1%})")
 
