@@ -524,7 +524,7 @@ def test_carnac_serve_prints_where_to_play_and_serves_the_page():
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
     )
     try:
         line = process.stdout.readline()
@@ -534,7 +534,12 @@ def test_carnac_serve_prints_where_to_play_and_serves_the_page():
         assert status == 200 and options["agents"] == ["greedy", "random"]
     finally:
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        try:  # 0.3 s on a quiet machine; the bound is for a loaded CI machine
+            _, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:  # say where it hangs: faulthandler dumps every thread on SIGABRT
+            process.send_signal(signal.SIGABRT)
+            _, err = process.communicate(timeout=60)
+            pytest.fail(f"carnac serve did not stop within 120 s of Ctrl-C; its threads:\n{err[-6000:]}")
     assert process.returncode == 0 and "Traceback" not in err, err
 
 
