@@ -29,6 +29,11 @@ multiply-adds per sample on medium, 2.0x on small.
     python benchmarks/jax_ppo_speed.py                                  # small and medium, 64 x 32
     python benchmarks/jax_ppo_speed.py --boards small --envs 256 --repeats 7
     python benchmarks/jax_ppo_speed.py --peers othello                  # one peer
+    python benchmarks/jax_ppo_speed.py --profile                        # and where an update's time goes
+
+``--profile`` also times each game's update with no training epochs (the rollout of ``--steps``
+learner moves, the opponent's replies and GAE) and prints it beside the whole update: the
+difference is the training (``--epochs`` x ``--minibatches`` gradient steps of the MLP).
 
 With mctx installed (the ``search`` extra) ``--mctx`` adds the Gumbel MuZero self-play loop of
 examples/jax_mctx_search.py on each Carnac board: searched moves per second at ``--envs`` games
@@ -38,6 +43,7 @@ and ``--simulations`` simulations (Carnac only: that example is written for Carn
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import time
@@ -105,6 +111,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--minibatches", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=5, help="timed updates per game")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also time each update without its training epochs and print the rollout's and the training's share",
+    )
     parser.add_argument("--mctx", action="store_true", help="also time examples/jax_mctx_search.py's self-play")
     parser.add_argument("--simulations", type=int, default=16, help="search simulations per move (--mctx)")
     args = parser.parse_args()
@@ -141,12 +152,15 @@ def main() -> None:
     )
     start = time.perf_counter()
     runners = {name: ppo_runner(env, config) for name, env in envs.items()}
+    if args.profile:  # the same update without its training epochs: the rollout and GAE alone
+        rollout = dataclasses.replace(config, epochs=0)
+        runners.update({f"{name} rollout": ppo_runner(env, rollout) for name, env in envs.items()})
     print(f"compiled in {time.perf_counter() - start:.1f}s")
     times: dict[str, list[float]] = {name: [] for name in runners}
     for _ in range(args.repeats):
         for name, runner in runners.items():
             times[name].append(runner())
-    rates = {name: args.envs * args.steps / statistics.median(seconds) for name, seconds in times.items()}
+    rates = {name: args.envs * args.steps / statistics.median(times[name]) for name in envs}
     columns = [f"vs {name}" for name in peers]
     header = f"| {'PPO loop':<24} | {'batch':>9} | {'steps/s':>10} |" + "".join(f" {c:>15} |" for c in columns)
     print(header)
@@ -154,6 +168,14 @@ def main() -> None:
     for name, rate in rates.items():
         ratios = "".join(f" {rate / rates[f'pgx {peer}']:>14.2f}x |" for peer in peers)
         print(f"| {name:<24} | {args.envs:>4} x {args.steps:<2} | {rate:>10,.0f} |{ratios}")
+    if args.profile:
+        print()
+        header = f"| {'PPO loop':<24} | {'update ms':>9} | {'rollout + GAE ms':>16} | {'training ms':>11} |"
+        print(header)
+        print("|" + "|".join("-" * len(cell) for cell in header.split("|")[1:-1]) + "|")
+        for name in envs:
+            update, rollout = (1e3 * statistics.median(times[key]) for key in (name, f"{name} rollout"))
+            print(f"| {name:<24} | {update:>9.1f} | {rollout:>16.1f} | {update - rollout:>11.1f} |")
 
     if args.mctx:
         try:
