@@ -78,6 +78,25 @@ def test_masked_sampling_never_picks_an_illegal_action() -> None:
     assert np.asarray(mask[jnp.arange(4096), jax_ppo.uniform_legal_action(key, mask)]).all()
 
 
+def plain_uniform_legal_action(key, mask):
+    """``uniform_legal_action`` as it was first written: argmax of the cumsum past a uniform pick."""
+    legal = jnp.sum(mask, axis=-1, dtype=jnp.int32)
+    pick = jax.random.randint(key, legal.shape, 0, jnp.iinfo(jnp.int32).max) % jnp.maximum(legal, 1)
+    return jnp.argmax(jnp.cumsum(mask, axis=-1, dtype=jnp.int32) > pick[..., None], axis=-1).astype(jnp.int32)
+
+
+@pytest.mark.parametrize("actions", [1, 7, 16, 17, 65, 285])
+def test_the_opponents_sampler_picks_the_plain_samplers_action(actions: int) -> None:
+    """The two-level sampler plays the very games the cumsum sampler played, seed for seed."""
+    sampler, plain = jax.jit(jax_ppo.uniform_legal_action), jax.jit(plain_uniform_legal_action)
+    rng = np.random.default_rng(actions)
+    for density in (0.0, 0.05, 0.5, 1.0):
+        mask = jnp.asarray(rng.random((512, actions)) < density)
+        for seed in range(3):
+            key = jax.random.PRNGKey(seed)
+            assert np.array_equal(np.asarray(sampler(key, mask)), np.asarray(plain(key, mask))), (actions, density)
+
+
 def test_evaluation_counts_every_game_once_and_is_deterministic() -> None:
     """play_against_random with a learner that takes the first legal action: every game counted once."""
     env = Carnac("petit_menec")
