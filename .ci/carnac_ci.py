@@ -36,13 +36,14 @@ MISSING = re.compile(r"not installed|could not import|no module named|\bneeds\b"
 
 _outcomes: dict[str, list[str]] = {}
 
-#: The test folders of the quick suite that python-newest runs: the floors nearest the user
-#: (command lines, the server, files, records, the docs), where the standard library's changes
-#: land first. python-oldest runs every other folder (the rules, the engines, search, envs,
-#: models, agents: where numpy and numba wheels meet the oldest interpreter), so a new folder
-#: is never left out. Each quick test runs twice in the matrix: in main on the README's Python,
-#: and on the oldest or the newest declared one.
-NEWEST_FOLDERS = ("analysis", "arena", "ci", "cli", "docs", "evaluate", "play", "render", "security", "serve", "train")
+#: The test folders of the quick suite that python-newest runs: the floors that face the user's
+#: terminal, browser, files and docs (command lines, the server, the window, renders, hostile
+#: files, training's command, CI's own), where the standard library's changes land first.
+#: python-oldest runs every other folder (the rules, the engines, search, envs, models, agents,
+#: arena, evaluation, analysis: where numpy's and numba's wheels meet the oldest interpreter), so
+#: a new folder is never left out. The two halves take about the same time. Each quick test runs
+#: twice in the matrix: in main on the README's Python, and on the oldest or the newest one.
+NEWEST_FOLDERS = ("ci", "cli", "docs", "play", "render", "security", "serve", "train")
 #: Tests both version entries run whatever their half: every module of the package imports there.
 BOTH_HALVES = ("tests/ci/test_imports.py",)
 

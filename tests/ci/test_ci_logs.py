@@ -182,4 +182,8 @@ def test_the_version_entries_split_the_quick_suite_between_them() -> None:
     assert sorted(halves) == sorted(folders), "each test folder in exactly one half"
     assert set(carnac_ci.NEWEST_FOLDERS) <= {f.removeprefix("tests/") for f in folders}, "a stale name"
     assert "tests/ci/test_imports.py" in oldest and "tests/ci" in newest
-    assert {"tests/rules", "tests/batch", "tests/core"} <= set(oldest) and {"tests/cli", "tests/serve"} <= set(newest)
+    assert (
+        {"tests/rules", "tests/batch", "tests/core"} <= set(oldest)
+        and {"tests/cli", "tests/serve"} <= set(newest)
+        and "tests/arena" in oldest
+    )
