@@ -30,49 +30,43 @@ wheel, then ``pip install --no-index --find-links wheels/ ...``.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
-#: The sampler's block: a mask is read as blocks of this many actions (see uniform_legal_action).
-SAMPLER_BLOCK = 16
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def uniform_legal_action(key, mask):
-    """A uniform legal action per row of ``mask`` from one random integer per row.
+    """A uniform legal action per row of ``mask`` from one random integer per row:
+    examples/jax_ppo.py's ``uniform_legal_action``, the one sampler of the loop and of the PPO
+    example (its random opponent).
 
     The same distribution as ``jax.random.categorical`` over ``log(mask)``, but that draws one
     Gumbel number per action: with Carnac's 285 actions (medium) it costs more than the step
-    itself on a CPU, while Pgx's connect_four has 7 actions and othello 65.
-
-    The action is the legal one of rank ``pick`` (a uniform integer below the number of legal
-    actions), 0 where no action is legal: the same action as ``argmax(cumsum(mask) > pick)``
-    (tests/jax_engine/test_jax_lowering.py checks it), found in two levels, the block of
-    :data:`SAMPLER_BLOCK` actions that holds it and then its place in the block. A cumsum
-    over the whole mask lowers to an associative scan on the CPU whose cost grows with the
-    number of actions (about 4x the step of Carnac medium with its 285 actions); the two
-    levels are a few small fused comparisons, so the sampler no longer favours the engines
-    with few actions.
+    itself on a CPU, while Pgx's connect_four has 7 actions and othello 65. The example finds
+    the legal action of rank ``pick`` in two levels of 16 actions, not by a cumsum over the
+    whole mask (an associative scan on the CPU, about 4x the step of Carnac medium), so the
+    sampler does not favour the engines with few actions.
     """
-    import jax
-    import jax.numpy as jnp
+    return _ppo_example().uniform_legal_action(key, mask)
 
-    legal = jnp.sum(mask, axis=-1, dtype=jnp.int32)
-    pick = jax.random.randint(key, legal.shape, 0, jnp.iinfo(jnp.int32).max) % jnp.maximum(legal, 1)
-    actions, width = mask.shape[-1], SAMPLER_BLOCK
-    blocks = -(-actions // width)
-    pad = [(0, 0)] * (mask.ndim - 1) + [(0, blocks * width - actions)]
-    padded = jnp.pad(mask, pad).reshape((*mask.shape[:-1], blocks, width)).astype(jnp.int32)
-    counts = jnp.sum(padded, axis=-1)
-    up_to = jnp.tril(jnp.ones((blocks, blocks), dtype=jnp.int32))  # up_to[i, j]: block j is at or before i
-    block = jnp.sum(jnp.sum(counts[..., None, :] * up_to, axis=-1) <= pick[..., None], axis=-1)
-    before = jnp.sum(jnp.where(jnp.arange(blocks) < block[..., None], counts, 0), axis=-1)
-    row = jnp.take_along_axis(padded, jnp.minimum(block, blocks - 1)[..., None, None], axis=-2)[..., 0, :]
-    in_row = jnp.tril(jnp.ones((width, width), dtype=jnp.int32))
-    place = jnp.sum(jnp.sum(row[..., None, :] * in_row, axis=-1) <= (pick - before)[..., None], axis=-1)
-    return jnp.where(legal > 0, block * width + place, 0).astype(jnp.int32)
+
+@functools.cache
+def _ppo_example() -> ModuleType:
+    """examples/jax_ppo.py, imported once (when a loop is first traced: it imports jax)."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import jax_ppo
+    finally:
+        sys.path.pop(0)
+    return jax_ppo
 
 
 #: The parts of the timed loop; ``--profile`` times the loop with some left out.

@@ -162,7 +162,7 @@ def ranked_action(weights: jax.Array, pick: jax.Array) -> jax.Array:
     ``0 <= pick < sum(weights)`` (``pick (...)``); the caller handles a row with no weight.
 
     Found in two levels, the block of :data:`SAMPLER_BLOCK` actions that holds it and then its
-    place in the block, the same algorithm as benchmarks/jax_throughput.py's sampler. A
+    place in the block (benchmarks/jax_throughput.py's loop draws with it too). A
     ``cumsum`` over the whole row lowers to an associative scan on the CPU whose cost grows
     with the number of actions: with Carnac medium's 285 actions it cost more than the game
     step of the PPO loop; the two levels are a few small fused comparisons.

@@ -94,7 +94,10 @@ def test_the_opponents_sampler_picks_the_plain_samplers_action(actions: int) -> 
         mask = jnp.asarray(rng.random((512, actions)) < density)
         for seed in range(3):
             key = jax.random.PRNGKey(seed)
-            assert np.array_equal(np.asarray(sampler(key, mask)), np.asarray(plain(key, mask))), (actions, density)
+            picked = np.asarray(sampler(key, mask))
+            assert np.array_equal(picked, np.asarray(plain(key, mask))), (actions, density, seed)
+            legal = np.asarray(mask).any(axis=1)
+            assert np.asarray(mask)[legal, picked[legal]].all() and (picked[~legal] == 0).all()
 
 
 def test_evaluation_counts_every_game_once_and_is_deterministic() -> None:
