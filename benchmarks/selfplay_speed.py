@@ -58,7 +58,6 @@ from carnac_env.batch import BatchGame
 from carnac_env.core.boards import make_board
 from carnac_env.core.observation import AWAITING, NUM_PLANES, SUPPLY
 from carnac_env.models import PolicyValueNet, load, model_for, model_path
-from carnac_env.models.network import rules_response, rules_vector
 from carnac_env.search import Gumbel, Network, Search
 from carnac_env.train.selfplay import selfplay_network
 
@@ -191,9 +190,7 @@ def jax_forward(net: PolicyValueNet, board):
     stem = params["stem.weight"][:, :NUM_PLANES]
     rules_map = 0.0
     if net.reads_rules:
-        rules = rules_vector(board.rows, board.cols, board.megaliths, board.min_dolmen, bool(board.last_tilt))
-        response = rules_response(net.params["stem.weight"][:, NUM_PLANES:], rules, board.rows, board.cols)
-        rules_map = jnp.asarray(response.reshape(board.rows, board.cols, net.channels))
+        rules_map = jnp.asarray(net.rules_map(board).reshape(board.rows, board.cols, net.channels))
 
     def conv(x, w, b):
         hwio = jnp.transpose(w, (2, 3, 1, 0))

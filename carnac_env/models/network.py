@@ -394,6 +394,13 @@ class PolicyValueNet:
         with blas_single_thread():
             return self._forward(obs, scale, rules_map)
 
+    def rules_map(self, board: Any) -> np.ndarray:
+        """The stem's response to ``board``'s rules planes, the constant map that :meth:`forward`
+        adds after the stem of a network that reads the rules (:attr:`reads_rules`):
+        ``(rows*cols, channels)`` float32, kept per board; not to be written to. Other runtimes
+        of the same network (onnx, a jax port) add this very map."""
+        return self._rules_map(board.rows, board.cols, board)
+
     def _rules_map(self, rows: int, cols: int, board: Any) -> np.ndarray:
         """The stem's response to the rules planes of ``board`` (or of the model's own rules on a
         ``rows x cols`` board): ``(rows*cols, channels)`` float32, kept per board."""

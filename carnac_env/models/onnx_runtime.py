@@ -10,7 +10,7 @@ one thread. The graph is :meth:`PolicyValueNet.forward
   plane's division by the board's megaliths folded into the stem's weights;
 * the stem (3x3, zeros off the board), the residual blocks (``relu(x + conv2(relu(conv1(x))))``)
   and, for a network that reads the rules, the stem's response to the constant rules planes
-  (:func:`~carnac_env.models.network.rules_response`) added as a constant map of the board;
+  (:meth:`~carnac_env.models.PolicyValueNet.rules_map`) added as a constant map of the board;
 * the place logits (a 1x1 convolution to 4 maps, read off as ``(row*cols + col)*4 + o``), the
   pooled vector (mean, maximum, and the features at the awaiting megalith), the respond logits
   and the value head (hidden layer, ReLU, ``tanh``).
@@ -44,7 +44,7 @@ import numpy as np
 from carnac_env import _checks
 from carnac_env.core.observation import AWAITING, NUM_PLANES, SUPPLY
 from carnac_env.errors import CarnacError
-from carnac_env.models.network import PolicyValueNet, rules_response, rules_vector
+from carnac_env.models.network import PolicyValueNet
 
 __all__ = ["CALIBRATION_POSITIONS", "PRECISIONS", "OnnxNet", "onnx_graph", "quantized", "random_positions", "session"]
 
@@ -115,8 +115,7 @@ def onnx_graph(net: PolicyValueNet, board: Any, supply_scale: float | None = Non
     stem[:, SUPPLY] /= scale
     h = conv(x, "stem", stem.astype(np.float32), p["stem.bias"])
     if net.reads_rules:
-        rules = rules_vector(rows, cols, board.megaliths, board.min_dolmen, bool(board.last_tilt))
-        response = rules_response(p["stem.weight"][:, NUM_PLANES:], rules, rows, cols)
+        response = net.rules_map(board)
         h = node(
             "Add",
             [h, const("rules_map", response.reshape(rows, cols, channels).transpose(2, 0, 1)[None])],
