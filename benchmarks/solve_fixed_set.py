@@ -47,7 +47,16 @@ BOARD = "petit_menec"
 #: are the old commit's, position for position); each of the next adds one lever to it;
 #: ``default`` is ``solve``'s defaults (every lever off, as ``old``); ``levers`` the three
 #: that were on in the measurements of docs/solver.md; the others combine levers.
-_OFF = {"null_window": False, "symmetry": False, "two_tier": False, "killers": False, "etc": False, "adjacent": 0}
+_OFF = {
+    "null_window": False,
+    "symmetry": False,
+    "two_tier": False,
+    "killers": False,
+    "etc": False,
+    "adjacent": 0,
+    "last_megalith": False,
+    "order": 0,
+}
 _LEVERS = {"null_window": True, "symmetry": True, "two_tier": True}
 CONFIGS: dict[str, dict[str, Any]] = {
     "old": {"table_mb": 64, **_OFF},
@@ -59,6 +68,12 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "etc": {"table_mb": 64, **_OFF, "etc": True},
     "adj1": {"table_mb": 64, **_OFF, "adjacent": 1},
     "adj2": {"table_mb": 64, **_OFF, "adjacent": 2},
+    "last": {"table_mb": 64, **_OFF, "last_megalith": True},
+    "levers_last": {**_LEVERS, "last_megalith": True},
+    "last_order2": {"table_mb": 64, **_OFF, "last_megalith": True, "order": 2},
+    "last_order3": {"table_mb": 64, **_OFF, "last_megalith": True, "order": 3},
+    "last_order4": {"table_mb": 64, **_OFF, "last_megalith": True, "order": 4},
+    "levers_last_order3": {**_LEVERS, "last_megalith": True, "order": 3},
     "default_adj1": {**_LEVERS, "adjacent": 1},
     "default_adj2": {**_LEVERS, "adjacent": 2},
     "default": {},

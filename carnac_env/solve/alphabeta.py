@@ -84,6 +84,8 @@ from carnac_env.core.boards import Board
 from carnac_env.core.game import EMPTY, OVER, PLACE, RESPOND, GameState
 from carnac_env.core.validate import validate
 from carnac_env.errors import CarnacError, SolveLimitError
+from carnac_env.solve.last_megalith import last_megalith as _last_megalith_value
+from carnac_env.solve.last_megalith import last_work, order_placements
 
 __all__ = [
     "DEFAULT_MAX_MEGALITHS_LEFT",
@@ -147,7 +149,12 @@ _FRAME = 12
 _TWO_TIER, _KILLERS, _SYMMETRY_SUPPLY, _ETC_SUPPLY = _CONTROLS, _CONTROLS + 1, _CONTROLS + 2, _CONTROLS + 3
 # and how placements are ordered by the megaliths beside their square (``adjacent``).
 _ADJACENT = _CONTROLS + 4
-_CONTROLS += 5
+# and whether the last megalith's positions are solved without a tree (:mod:`.last_megalith`).
+_LAST = _CONTROLS + 5
+# and the least supply of a position whose placements are ordered by a one-megalith look-ahead
+# (0: never).
+_ORDER_SUPPLY = _CONTROLS + 6
+_CONTROLS += 7
 #: Enhanced transposition cut-offs (``etc=True``) look up the children of nodes with at least
 #: this many megaliths left (the nodes near the leaves are many and cheap: not worth it there).
 ETC_SUPPLY = 3
@@ -287,7 +294,7 @@ def _probe(keys, h, slot, two_tier):  # pragma: no cover - compiled
 # rank comes from. The steps could become `inline="always"` helpers that return `(step, d,
 # returned)`. That is left to the solver's rework, and tests/solve/test_solve.py checks it.
 @njit(**_JIT)
-def _search(st, table, sym, moves, frames, hashes, killers, ctl):  # pragma: no cover - compiled
+def _search(st, table, sym, moves, frames, hashes, killers, ctl, lw):  # pragma: no cover - compiled
     """Negamax alpha-beta (fail-soft) from slot 0 of ``st``, child of ply ``d`` played in slot
     ``d + 1``, without recursion: each ply's window, best value and next move live in
     ``frames[d]`` and the loop's place in ``ctl``, so the search pauses when the node count
@@ -319,6 +326,10 @@ def _search(st, table, sym, moves, frames, hashes, killers, ctl):  # pragma: no 
     scratch = np.zeros(sym.zobrist.shape[2], dtype=np.uint64)
     least_supply = ctl[_SYMMETRY_SUPPLY]
     etc_supply = ctl[_ETC_SUPPLY]
+    use_last = ctl[_LAST] != 0
+    order_supply = ctl[_ORDER_SUPPLY]
+    order_scale = ctl[_SCALE] if ctl[_SCALE] > 0 else st.cells.shape[1] // st.min_dolmen + 1
+    scores = np.zeros(moves.shape[1], dtype=np.int64)
     while True:
         if step == _ENTER:
             if ctl[_NODES] >= ctl[_PAUSE_AT]:
@@ -354,6 +365,14 @@ def _search(st, table, sym, moves, frames, hashes, killers, ctl):  # pragma: no 
             frames[d, _SLOT] = slot
             frames[d, _SYM] = k
             frames[d, _START_NODES] = ctl[_NODES]
+            if use_last and st.phase[d] == PLACE and st.supply[d] == 1:  # the leaf layer, without a tree
+                frames[d, _START_ALPHA] = frames[d, _ALPHA]
+                value, move, scored = _last_megalith_value(st, d, frames[d, _ALPHA], frames[d, _BETA], scale, first, lw)
+                ctl[_NODES] += scored
+                frames[d, _BEST] = value
+                frames[d, _BEST_MOVE] = move
+                step = _FINISH
+                continue
             row = moves[d]
             count = legal_actions(st, d, row)
             front = 0
@@ -374,6 +393,8 @@ def _search(st, table, sym, moves, frames, hashes, killers, ctl):  # pragma: no 
                                 row[front] = killer
                                 front += 1
                                 break
+            if order_supply > 0 and st.phase[d] == PLACE and st.supply[d] >= order_supply:
+                order_placements(st, d, row, front, count, order_scale, lw, scores)
             if ctl[_ADJACENT] and st.phase[d] == PLACE:  # placements beside megaliths first
                 least = 4 if ctl[_ADJACENT] == 2 else 1
                 for want in range(least, 0, -1):  # most neighbours first (2), or any first (1)
@@ -629,7 +650,9 @@ def memory_bytes(board: Board, max_megaliths_left: int, table_mb: int) -> int:
     keys = (board.squares * _CONTENTS * (sym + 1) + 2 * (10 + board.squares + board.megaliths)) * 8
     maps = (sym + 1) * (board.squares * 9 + 2 * board.num_actions * 4)
     per_ply = board.num_actions * 4 + _FRAME * 8 + 8 + 2 * 8 + sym * 8
-    return _entries(table_mb) * ENTRY_BYTES + keys + maps + slots + plies * per_ply
+    # the last megalith's and the look-ahead's work: labels, sizes, balance, stack, merged, scores
+    leaves = (4 * board.squares + 3) * 4 + 8 * 4 + board.num_actions * 8
+    return _entries(table_mb) * ENTRY_BYTES + keys + maps + slots + plies * per_ply + leaves
 
 
 class _Work(NamedTuple):
@@ -639,6 +662,7 @@ class _Work(NamedTuple):
     frames: np.ndarray
     hashes: np.ndarray
     killers: np.ndarray
+    last: tuple[np.ndarray, ...]
 
 
 def _work(board: Board, plies: int) -> _Work:
@@ -655,6 +679,7 @@ def _work(board: Board, plies: int) -> _Work:
             np.zeros((plies, _FRAME), dtype=np.int64),
             np.zeros(plies, dtype=np.uint64),
             np.full((plies, 2), -1, dtype=np.int64),
+            last_work(board.squares),
         )
     return kept
 
@@ -663,9 +688,20 @@ class _Budget:
     """The node limit and the deadline of one :func:`solve` call, over its searches."""
 
     def __init__(
-        self, node_limit: int, seconds: float, symmetry: bool, two_tier: bool, killers: bool, etc: bool, adjacent: int
+        self,
+        node_limit: int,
+        seconds: float,
+        symmetry: bool,
+        two_tier: bool,
+        killers: bool,
+        etc: bool,
+        adjacent: int,
+        last: bool = False,
+        order: int = 0,
     ) -> None:
+        self.order = order
         self.adjacent = adjacent
+        self.last = last
         self.etc = etc
         self.symmetry = symmetry
         self.two_tier = two_tier
@@ -688,6 +724,8 @@ class _Budget:
         ctl[_SYMMETRY_SUPPLY] = tables.board.megaliths - SYMMETRY_PLACED
         ctl[_ETC_SUPPLY] = ETC_SUPPLY if self.etc else 0
         ctl[_ADJACENT] = self.adjacent
+        ctl[_LAST] = self.last
+        ctl[_ORDER_SUPPLY] = self.order
         work.frames[0, _ALPHA] = alpha
         work.frames[0, _BETA] = beta
         limit = self.node_limit if self.node_limit > 0 else np.iinfo(np.int64).max
@@ -702,6 +740,7 @@ class _Budget:
                 work.hashes,
                 work.killers,
                 ctl,
+                work.last,
             )
             self.nodes = int(ctl[_NODES])
             if ctl[_STATUS] == _DONE:
@@ -726,6 +765,8 @@ def solve(
     killers: bool = False,
     etc: bool = False,
     adjacent: int = 0,
+    last_megalith: bool = False,
+    order: int = 0,
 ) -> Solution:
     """The exact result of ``state`` for its player to act, and a move that achieves it.
 
@@ -783,9 +824,11 @@ def solve(
         ("two_tier", two_tier),
         ("killers", killers),
         ("etc", etc),
+        ("last_megalith", last_megalith),
     ):
         _checks.flag(name, flag)
     adjacent = _checks.whole("adjacent", adjacent, 0, 2)
+    order = _checks.whole("order", order, 0, MAX_NODE_LIMIT)
     seconds = _checks.number("seconds", seconds, 0.0, MAX_SECONDS)
     if state.supply > max_left:
         raise CarnacError(
@@ -795,7 +838,7 @@ def solve(
     board = state.board
     tables = _tables(board, table_mb)
     work = _work(board, 2 * state.supply + 3)
-    budget = _Budget(node_limit, seconds, symmetry, two_tier, killers, etc, adjacent)
+    budget = _Budget(node_limit, seconds, symmetry, two_tier, killers, etc, adjacent, last_megalith, order)
     work.killers.fill(-1)  # a solve's move order never depends on an earlier solve's cut-offs
     load_game(work.st, 0, *game_fields(state, lying=False))  # the search never reads the pairs
     if null_window and state.phase != OVER:  # is it a win (> 0)? if not, is it a draw (>= 0)?

@@ -4,7 +4,8 @@ The reference is a plain memoised minimax over the lexicographic (result, margin
 rules (:class:`~carnac_env.core.game.GameState`: ``legal_actions``, ``apply``, ``result``), with
 no pruning, no table and no symmetry. On tiny square custom boards every lever (null-window
 searches, the canonical hash over the board's symmetries, the two-tier table, killer moves,
-enhanced transposition cut-offs, placements ordered by the megaliths beside them),
+enhanced transposition cut-offs, placements ordered by the megaliths beside them, the last
+megalith solved without a tree, placements ordered by a one-megalith look-ahead),
 alone and together, must give the reference's result and margin, and a best move that achieves
 them; so must every image of a position under the board's eight symmetries.
 """
@@ -15,6 +16,7 @@ import random
 
 import numpy as np
 import pytest
+from _minimax import check, key, positions
 
 from carnac_env.core.game import OVER, PLACE, GameState
 from carnac_env.core.symmetry import symmetries, symmetry
@@ -24,7 +26,16 @@ from carnac_env.solve.alphabeta import clear_table, free_tables, memory_bytes, s
 
 pytestmark = pytest.mark.slow  # the solver's first compile takes a minute on a shared machine
 
-OFF = {"null_window": False, "symmetry": False, "two_tier": False, "killers": False, "etc": False, "adjacent": 0}
+OFF = {
+    "null_window": False,
+    "symmetry": False,
+    "two_tier": False,
+    "killers": False,
+    "etc": False,
+    "adjacent": 0,
+    "last_megalith": False,
+    "order": 0,
+}
 LEVERS = {
     "none": OFF,
     "null_window": {**OFF, "null_window": True},
@@ -34,68 +45,19 @@ LEVERS = {
     "etc": {**OFF, "etc": True},
     "adjacent_any": {**OFF, "adjacent": 1},
     "adjacent_most": {**OFF, "adjacent": 2},
-    "all": {"null_window": True, "symmetry": True, "two_tier": True, "killers": True, "etc": True, "adjacent": 2},
+    "last_megalith": {**OFF, "last_megalith": True},
+    "order": {**OFF, "order": 2},
+    "all": {
+        "null_window": True,
+        "symmetry": True,
+        "two_tier": True,
+        "killers": True,
+        "etc": True,
+        "adjacent": 2,
+        "last_megalith": True,
+        "order": 2,
+    },
 }
-
-
-def _key(state: GameState) -> tuple:
-    return (bytes(state.cells), bytes(state.kinds), state.supply, state.phase, state.to_act, state.pending,
-            state.pending_colour)  # fmt: skip
-
-
-def brute(state: GameState, memo: dict) -> tuple[int, int]:
-    """``(result, margin)`` of ``state`` for its player to act, by trying every move; every
-    position reached is kept in ``memo`` as ``key -> (value, state)``."""
-    key = _key(state)
-    if key not in memo:
-        if state.phase == OVER:
-            dolmens = state.result().dolmens
-            value = (state.result().reward(state.to_act), len(dolmens[state.to_act]) - len(dolmens[1 - state.to_act]))
-        else:
-            value = (-2, 0)
-            for action in state.legal_actions():
-                value = max(value, after(state, action, memo))
-        memo[key] = (value, state)
-    return memo[key][0]
-
-
-def after(state: GameState, action: int, memo: dict) -> tuple[int, int]:
-    """The value of ``action`` in ``state`` for ``state``'s player to act."""
-    child = state.copy()
-    child.apply(action)
-    value = brute(child, memo)
-    return value if child.to_act == state.to_act else (-value[0], -value[1])
-
-
-def check(state: GameState, memo: dict, **options: object) -> str | None:
-    """What is wrong with ``solve``'s answers on ``state`` (result, then margin), or None."""
-    expected = brute(state, memo)
-    for margin in (False, True):
-        solution = solve(state, margin=margin, **options)  # type: ignore[arg-type]
-        got = (solution.result, solution.margin) if margin else solution.result
-        want = expected if margin else expected[0]
-        if got != want:
-            return f"margin={margin}: got {got}, expected {want}"
-        if state.phase != OVER:
-            achieved = after(state, solution.best_action, memo)
-            if (achieved if margin else achieved[0]) != want:
-                return f"margin={margin}: best move {solution.best_action} gets {achieved}, not {want}"
-    return None
-
-
-def positions(rows: int, cols: int, megaliths: int, left: int, count: int, seed: int) -> list[GameState]:
-    """Positions of random games on a custom board: every position from ``left`` megaliths
-    left on, of ``count`` games."""
-    rng = random.Random(seed)
-    found = []
-    for _ in range(count):
-        state = GameState("custom", rows=rows, cols=cols, megaliths=megaliths)
-        while not state.is_over:
-            if state.supply <= left:
-                found.append(state.copy())
-            state.apply(rng.choice(state.legal_actions()))
-        found.append(state.copy())
-    return found
 
 
 @pytest.mark.parametrize("lever", list(LEVERS))
@@ -136,7 +98,7 @@ def _busy_position() -> GameState:
         state = GameState("custom", rows=4, cols=4, megaliths=6)
         while state.supply > 4 or state.phase != PLACE:
             state.apply(rng.choice(state.legal_actions()))
-        images = {_key(symmetry(state.board, name).state(state)) for name in symmetries(state.board)}
+        images = {key(symmetry(state.board, name).state(state)) for name in symmetries(state.board)}
         if len(images) == 8:
             return state
 
@@ -180,13 +142,16 @@ def test_a_crowded_table_keeps_the_answers() -> None:
 
 def test_the_options_are_checked() -> None:
     state = GameState("custom", rows=3, cols=3, megaliths=3)
-    for name in ("null_window", "symmetry", "two_tier", "killers", "etc"):
+    for name in ("null_window", "symmetry", "two_tier", "killers", "etc", "last_megalith"):
         for bad in (1, "yes", None):
             with pytest.raises(CarnacError, match=name):
                 solve(state, **{name: bad})  # type: ignore[arg-type]
     for bad in (-1, 3, 1.5, True, "2"):
         with pytest.raises(CarnacError, match="adjacent"):
             solve(state, adjacent=bad)  # type: ignore[arg-type]
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(CarnacError, match="order"):
+            solve(state, order=bad)  # type: ignore[arg-type]
 
 
 def test_memory_bytes_counts_what_a_solve_holds() -> None:
@@ -196,7 +161,16 @@ def test_memory_bytes_counts_what_a_solve_holds() -> None:
     solve(state, max_megaliths_left=4, table_mb=2)
     held = alphabeta._LOCAL.tables
     work = alphabeta._LOCAL.work[state.board]
-    arrays = [*held.table, *held.identity, *held.symmetric, work.moves, work.frames, work.hashes, work.killers]
+    arrays = [
+        *held.table,
+        *held.identity,
+        *held.symmetric,
+        work.moves,
+        work.frames,
+        work.hashes,
+        work.killers,
+        *work.last,
+    ]
     total = sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
     assert total <= memory_bytes(state.board, 4, 2) < total + 2**20
     free_tables()
