@@ -47,6 +47,7 @@ from carnac_env.cli.commands import (
     cmd_evaluate,
     cmd_panel,
     cmd_serve,
+    cmd_solve,
 )
 from carnac_env.cli.parser import build_parser
 from carnac_env.cli.play import cmd_play
@@ -79,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "play": cmd_play,
         "replay": cmd_replay,
         "serve": cmd_serve,
+        "solve": cmd_solve,
         "train": cmd_train,
     }
     try:

@@ -214,6 +214,32 @@ def cmd_endgames(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- solve
+def cmd_solve(args: argparse.Namespace) -> int:
+    """``carnac solve BOARD``: solve the whole game, or go on with the run in ``--out``; exit
+    status 0 once the start's value is proved, 3 when the run stopped before (``--hours``)."""
+    from carnac_env.core.boards import parse_board
+    from carnac_env.solve.whole_game import solve_game
+
+    board = parse_board(args.board)
+    out = args.out or f"carnac-solve-{board.name}"
+    answer = solve_game(
+        board,
+        out,
+        args.plies,
+        workers=args.workers,
+        hours=args.hours,
+        chunk_seconds=args.chunk_seconds,
+        table_mb=args.table_mb,
+    )
+    if answer.value is None:
+        print(f"not proved yet: go on with the same command ({answer.solved} of {answer.leaves} leaves solved)")
+        return 3
+    words = {1: "a win", 0: "a draw", -1: "a loss"}[answer.value]
+    print(f"{board.name}: the first player's value is {answer.value} ({words}); line: {answer.line}")
+    return 0
+
+
 # --------------------------------------------------------------------------- panel
 def cmd_panel(args: argparse.Namespace) -> int:
     """``carnac panel ARENA_DIR --name NAME --version N --command ...``: build the panel from the

@@ -90,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     boards = ", ".join(BOARDS)
     parser = CarnacArgumentParser(
         prog="carnac",
-        description="Carnac: agents, analyse, arena, diagnose, endgames, evaluate, panel, play, replay, serve and "
-        "train. "
+        description="Carnac: agents, analyse, arena, diagnose, endgames, evaluate, panel, play, replay, serve, "
+        "solve and train. "
         "'carnac COMMAND --help' says more about each.",
     )
     parser.add_argument("--version", action="version", version=f"carnac {__version__}")
@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_play,
         _add_replay,
         _add_serve,
+        _add_solve,
         _add_train,
     ):
         add(sub, boards)
@@ -455,6 +456,26 @@ def _add_serve(sub: Any, boards: str) -> None:
         "--memory", type=_positive, default=DEFAULT_MEMORY_MB, help=MEMORY_HELP.format(default=DEFAULT_MEMORY_MB)
     )
     serve.add_argument("--open", action="store_true", help="open the page in the default web browser")
+
+
+def _add_solve(sub: Any, boards: str) -> None:
+    """``carnac solve BOARD``: solve a board's whole game (:mod:`carnac_env.solve.whole_game`)."""
+    solve = sub.add_parser(
+        "solve",
+        help="solve a board's whole game from the first move, in pieces that resume",
+        description="Solve BOARD's game from the start: the tree is cut PLIES moves in, the positions there are "
+        "solved one by one by the exact solver (those that can still change the start's value, first along the "
+        "first line), each in pieces followed by a checkpoint in OUT. Run the same command again to go on. Prints "
+        "the start's value for the first player (1 a win, 0 a draw, -1 a loss) once it is proved. docs/solver.md "
+        "tells the story of petit_menec's run.",
+    )
+    solve.add_argument("board", help=f"the board ({boards}, or {CUSTOM_BOARD})")
+    solve.add_argument("--out", default=None, help="the run's folder (default carnac-solve-BOARD)")
+    solve.add_argument("--plies", type=_whole, default=2, help="where the tree is cut, in moves (default 2)")
+    solve.add_argument("--workers", type=_positive, default=2, help="positions solved at once (default 2)")
+    solve.add_argument("--hours", type=_real, default=0.0, help="stop after about this long (default 0: when proved)")
+    solve.add_argument("--chunk-seconds", type=_real, default=300.0, help="seconds between checkpoints (default 300)")
+    solve.add_argument("--table-mb", type=_positive, default=1024, help="each worker's table in MiB (default 1024)")
 
 
 def _add_train(sub: Any, boards: str) -> None:

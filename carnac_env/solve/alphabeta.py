@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -91,6 +91,7 @@ __all__ = [
     "DEFAULT_MAX_MEGALITHS_LEFT",
     "ENTRY_BYTES",
     "ETC_SUPPLY",
+    "LEVER_DEFAULTS",
     "MAX_NODE_LIMIT",
     "MAX_SECONDS",
     "MAX_TABLE_MB",
@@ -526,6 +527,20 @@ def _search(st, table, sym, moves, frames, hashes, killers, ctl, lw):  # pragma:
                 step = _NEXT
 
 
+@njit(**_JIT)
+def path_keys(st, depth, sym, least_supply, mode_key, mask, hashes, frames):  # pragma: no cover - compiled
+    """Fill ``hashes[p]``, ``frames[p, _SLOT]`` and ``frames[p, _SYM]`` of the plies ``p <
+    depth`` from their slots, as :func:`_search` does on entering them (a resumed search's
+    path: these are never read from a file)."""
+    scratch = np.zeros(sym.zobrist.shape[2], dtype=np.uint64)
+    for p in range(depth):
+        h, k = _canonical_hash(st, p, sym, scratch, least_supply)
+        h ^= mode_key
+        hashes[p] = h
+        frames[p, _SLOT] = np.int64(h & mask)
+        frames[p, _SYM] = k
+
+
 # --------------------------------------------------------------------- the Python API
 _LOCAL = threading.local()
 _ZOBRIST_SEED = 0x5EED_CA12AC
@@ -684,7 +699,29 @@ def _work(board: Board, plies: int) -> _Work:
     return kept
 
 
-class _Budget:
+#: The search's levers and :func:`solve`'s defaults for them.
+LEVER_DEFAULTS: dict[str, Any] = {
+    "symmetry": False,
+    "two_tier": False,
+    "killers": False,
+    "etc": False,
+    "adjacent": 0,
+    "last_megalith": False,
+    "order": 0,
+}
+
+
+def checked_levers(**levers: Any) -> dict[str, Any]:
+    """``levers`` (the search options of :func:`solve` but ``margin`` and ``null_window``),
+    each checked: CarnacError naming a bad one and its range."""
+    for name in ("symmetry", "two_tier", "killers", "etc", "last_megalith"):
+        _checks.flag(name, levers[name])
+    levers["adjacent"] = _checks.whole("adjacent", levers["adjacent"], 0, 2)
+    levers["order"] = _checks.whole("order", levers["order"], 0, MAX_NODE_LIMIT)
+    return levers
+
+
+class Budget:
     """The node limit and the deadline of one :func:`solve` call, over its searches."""
 
     def __init__(
@@ -696,12 +733,12 @@ class _Budget:
         killers: bool,
         etc: bool,
         adjacent: int,
-        last: bool = False,
+        last_megalith: bool = False,
         order: int = 0,
     ) -> None:
         self.order = order
         self.adjacent = adjacent
-        self.last = last
+        self.last = last_megalith
         self.etc = etc
         self.symmetry = symmetry
         self.two_tier = two_tier
@@ -711,9 +748,9 @@ class _Budget:
         self.deadline = time.perf_counter() + seconds if seconds > 0 else 0.0
         self.nodes = 0
 
-    def run(self, tables: _Tables, work: _Work, alpha: int, beta: int, scale: int) -> tuple[int, int]:
-        """One search from slot 0 of ``work`` over the window ``(alpha, beta)``: its value and
-        best move, in pieces of :data:`_CLOCK_NODES` nodes when there is a deadline."""
+    def controls(self, board: Board, scale: int) -> np.ndarray:
+        """A fresh control array for a search on ``board`` with these options (``scale`` as in
+        :func:`_leaf`), at the root, entering it."""
         ctl = np.zeros(_CONTROLS, dtype=np.int64)
         ctl[_NODES] = self.nodes
         ctl[_ROOT_MOVE] = -1
@@ -721,29 +758,39 @@ class _Budget:
         ctl[_STEP] = _ENTER
         ctl[_TWO_TIER] = self.two_tier
         ctl[_KILLERS] = self.killers
-        ctl[_SYMMETRY_SUPPLY] = tables.board.megaliths - SYMMETRY_PLACED
+        ctl[_SYMMETRY_SUPPLY] = board.megaliths - SYMMETRY_PLACED
         ctl[_ETC_SUPPLY] = ETC_SUPPLY if self.etc else 0
         ctl[_ADJACENT] = self.adjacent
         ctl[_LAST] = self.last
         ctl[_ORDER_SUPPLY] = self.order
+        return ctl
+
+    def advance(self, tables: _Tables, work: _Work, ctl: np.ndarray, pause_at: int) -> bool:
+        """Run the search of ``ctl`` until it finishes (True) or passes ``pause_at`` nodes."""
+        ctl[_PAUSE_AT] = pause_at
+        _search(
+            work.st,
+            tables.table,
+            tables.symmetric if self.symmetry else tables.identity,
+            work.moves,
+            work.frames,
+            work.hashes,
+            work.killers,
+            ctl,
+            work.last,
+        )
+        self.nodes = int(ctl[_NODES])
+        return bool(ctl[_STATUS] == _DONE)
+
+    def run(self, tables: _Tables, work: _Work, alpha: int, beta: int, scale: int) -> tuple[int, int]:
+        """One search from slot 0 of ``work`` over the window ``(alpha, beta)``: its value and
+        best move, in pieces of :data:`_CLOCK_NODES` nodes when there is a deadline."""
+        ctl = self.controls(tables.board, scale)
         work.frames[0, _ALPHA] = alpha
         work.frames[0, _BETA] = beta
         limit = self.node_limit if self.node_limit > 0 else np.iinfo(np.int64).max
         while True:
-            ctl[_PAUSE_AT] = min(limit, ctl[_NODES] + _CLOCK_NODES) if self.deadline else limit
-            _search(
-                work.st,
-                tables.table,
-                tables.symmetric if self.symmetry else tables.identity,
-                work.moves,
-                work.frames,
-                work.hashes,
-                work.killers,
-                ctl,
-                work.last,
-            )
-            self.nodes = int(ctl[_NODES])
-            if ctl[_STATUS] == _DONE:
+            if self.advance(tables, work, ctl, min(limit, ctl[_NODES] + _CLOCK_NODES) if self.deadline else limit):
                 return int(ctl[_RETURNED]), int(ctl[_ROOT_MOVE])
             if ctl[_NODES] >= limit:
                 raise SolveLimitError(f"the solver gave up after node_limit={self.node_limit} nodes")
@@ -817,18 +864,12 @@ def solve(
     max_left = _checks.whole("max_megaliths_left", max_megaliths_left, 0, MAX_NODE_LIMIT)
     table_mb = _checks.whole("table_mb", table_mb, 1, MAX_TABLE_MB)
     node_limit = _checks.whole("node_limit", node_limit, 0, MAX_NODE_LIMIT)
-    for name, flag in (
-        ("margin", margin),
-        ("null_window", null_window),
-        ("symmetry", symmetry),
-        ("two_tier", two_tier),
-        ("killers", killers),
-        ("etc", etc),
-        ("last_megalith", last_megalith),
-    ):
-        _checks.flag(name, flag)
-    adjacent = _checks.whole("adjacent", adjacent, 0, 2)
-    order = _checks.whole("order", order, 0, MAX_NODE_LIMIT)
+    _checks.flag("margin", margin)
+    _checks.flag("null_window", null_window)
+    levers = checked_levers(
+        symmetry=symmetry, two_tier=two_tier, killers=killers, etc=etc, adjacent=adjacent,
+        last_megalith=last_megalith, order=order,
+    )  # fmt: skip
     seconds = _checks.number("seconds", seconds, 0.0, MAX_SECONDS)
     if state.supply > max_left:
         raise CarnacError(
@@ -838,7 +879,7 @@ def solve(
     board = state.board
     tables = _tables(board, table_mb)
     work = _work(board, 2 * state.supply + 3)
-    budget = _Budget(node_limit, seconds, symmetry, two_tier, killers, etc, adjacent, last_megalith, order)
+    budget = Budget(node_limit, seconds, **levers)
     work.killers.fill(-1)  # a solve's move order never depends on an earlier solve's cut-offs
     load_game(work.st, 0, *game_fields(state, lying=False))  # the search never reads the pairs
     if null_window and state.phase != OVER:  # is it a win (> 0)? if not, is it a draw (>= 0)?
