@@ -231,6 +231,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         hours=args.hours,
         chunk_seconds=args.chunk_seconds,
         table_mb=args.table_mb,
+        ray=args.ray,
     )
     if answer.value is None:
         print(f"not proved yet: go on with the same command ({answer.solved} of {answer.leaves} leaves solved)")

@@ -476,6 +476,15 @@ def _add_solve(sub: Any, boards: str) -> None:
     solve.add_argument("--hours", type=_real, default=0.0, help="stop after about this long (default 0: when proved)")
     solve.add_argument("--chunk-seconds", type=_real, default=300.0, help="seconds between checkpoints (default 300)")
     solve.add_argument("--table-mb", type=_positive, default=1024, help="each worker's table in MiB (default 1024)")
+    solve.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="solve the leaves as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
+        "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md)",
+    )
 
 
 def _add_train(sub: Any, boards: str) -> None:

@@ -28,12 +28,19 @@ solver run from the cache), so it pauses every few thousand nodes when ``seconds
 resumes where it stopped. Move ordering: the transposition table's best move first, then (with
 ``killers=True``) the two last moves that caused a cut-off at the same ply, then (with
 ``adjacent`` 1 or 2) the placements beside a megalith (2: the most megaliths beside first),
-then the kernel's order (tilts before the decline, placements square by square; two other orderings were
-measured and dropped, see docs/solver.md). Two placements that differ only in which axis
-carries the top colour (orientations ``o`` and ``o ^ 2``) lead to the same position when no
-tilt of that square fits; only one of them is searched.
+then, from ``order`` megaliths left on (3 by default), the placements by a one-megalith
+look-ahead (:func:`~carnac_env.solve.last_megalith.order_placements`: what each would give if
+the game ended with it, the opponent answering at worst), else the kernel's order (tilts
+before the decline, placements square by square; other orderings were measured and dropped,
+see docs/solver.md). Two placements that differ only in which axis carries the top colour
+(orientations ``o`` and ``o ^ 2``) lead to the same position when no tilt of that square fits;
+only one of them is searched.
 
-**Null windows** (``null_window=True``; off by default, like every lever here: on the fixed set
+**The last megalith** (``last_megalith=True``, the default) is solved without a tree:
+:func:`~carnac_env.solve.last_megalith.last_megalith` scores each final board from the groups
+its new squares touch, where the tree would copy a slot and flood-fill the board per answer.
+
+**Null windows** (``null_window=True``; off by default, like the levers below: on the fixed set
 they gained 1.2x in nodes at 8 left, not enough to change what the solver answers). The result
 is found by two searches over a window one wide, each a yes-or-no question: is it a win (value
 > 0)? If not, is it a draw (value >= 0)? A win or a draw's move comes from the search that
@@ -706,8 +713,8 @@ LEVER_DEFAULTS: dict[str, Any] = {
     "killers": False,
     "etc": False,
     "adjacent": 0,
-    "last_megalith": False,
-    "order": 0,
+    "last_megalith": True,
+    "order": 3,
 }
 
 
@@ -812,8 +819,8 @@ def solve(
     killers: bool = False,
     etc: bool = False,
     adjacent: int = 0,
-    last_megalith: bool = False,
-    order: int = 0,
+    last_megalith: bool = True,
+    order: int = 3,
 ) -> Solution:
     """The exact result of ``state`` for its player to act, and a move that achieves it.
 
@@ -843,9 +850,12 @@ def solve(
             the result, the canonical hash over the board's symmetries, the two-tier table,
             killer moves, enhanced transposition cut-offs; ``adjacent`` orders placements by
             the megaliths beside their square (0 the kernel's order, 1 those beside any
-            first, 2 those beside the most first). None changes a result or a margin;
+            first, 2 those beside the most first); ``last_megalith`` solves the last
+            megalith without a tree; ``order`` sorts placements by a one-megalith look-ahead
+            from that many megaliths left on (0: never). None changes a result or a margin;
             they may change which of several equally good moves is returned. The defaults
-            are the ones that measured no slower (docs/solver.md).
+            are the ones that measured fastest on the fixed set (docs/solver.md: the last
+            megalith and the look-ahead from 3 left, 8.4x at the median of 8 megaliths left).
 
     Returns:
         A :class:`Solution`.

@@ -151,8 +151,12 @@ class LongSolve:
 
     # ---------------------------------------------------------------- checkpoints
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write where the search stands to ``path`` (an ``.npz`` of numbers; replaced
-        atomically, so a stop while saving keeps the previous checkpoint)."""
+        """Write where the search stands to ``path`` (an ``.npz`` of numbers, :meth:`to_bytes`;
+        replaced atomically, so a stop while saving keeps the previous checkpoint)."""
+        write_bytes(path, self.to_bytes())
+
+    def to_bytes(self) -> bytes:
+        """Where the search stands, as the bytes of an ``.npz`` of numbers."""
         depth = int(self._ctl[ab._DEPTH]) if not self._done else 0
         arrays = {
             "format": np.array(CHECKPOINT_FORMAT),
@@ -168,7 +172,7 @@ class LongSolve:
         }
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
-        write_bytes(path, buffer.getvalue())
+        return buffer.getvalue()
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], state: GameState, table_mb: int = 64) -> LongSolve:
@@ -179,9 +183,13 @@ class LongSolve:
             CarnacError: the file is missing or not a checkpoint of this format, belongs to
                 another position, or fails a check (see the module's text), naming it.
         """
-        name = f"checkpoint {os.fspath(path)}"
         with reading(path, "the checkpoint") as handle:
             data = handle.read()
+        return cls.from_bytes(data, state, table_mb, f"checkpoint {os.fspath(path)}")
+
+    @classmethod
+    def from_bytes(cls, data: bytes, state: GameState, table_mb: int = 64, name: str = "the checkpoint") -> LongSolve:
+        """:meth:`load` from the bytes :meth:`to_bytes` gave (``name`` names them in errors)."""
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as npz:
                 saved = {key: npz[key] for key in npz.files}

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env import _checks
-from carnac_env._files import reading, write_json
+from carnac_env._files import reading, write_bytes, write_json
+from carnac_env.arena.ray_runner import MAX_RETRIES, ray_session
 from carnac_env.core.boards import Board, board_spec, make_board
 from carnac_env.core.game import OVER, GameState
 from carnac_env.core.symmetry import symmetries, symmetry
@@ -285,6 +286,35 @@ def _leaf_node(split: Split, line: list[int]) -> int:
     return number
 
 
+def ray_piece(
+    board: str,
+    actions: list[int],
+    checkpoint: bytes | None,
+    levers: dict[str, Any],
+    table_mb: int,
+    chunk_seconds: float,
+    chunk_nodes: int,
+) -> tuple[bool, int, int, int, bytes, float]:
+    """One piece of a leaf's search where it runs (a Ray task): the leaf is the position
+    ``actions`` reach from the start of ``board`` (a board spec), resumed from ``checkpoint``
+    (checked as :meth:`LongSolve.from_bytes` does) or begun. Returns ``(done, result,
+    best_action, nodes, checkpoint, cpu_seconds)``; result and best move only when done."""
+    from carnac_env.core.boards import parse_board
+
+    start = time.thread_time()
+    state = GameState(parse_board(board))
+    for action in actions:
+        state.apply(action)
+    if checkpoint is None:
+        search = LongSolve(state, table_mb, **levers)
+    else:
+        search = LongSolve.from_bytes(checkpoint, state, table_mb, "a leaf's checkpoint")
+    before = search.nodes
+    done = search.run(chunk_seconds, chunk_nodes)
+    result, best = (search.result, search.best_action) if done else (0, -1)
+    return done, result, best, search.nodes - before, search.to_bytes(), time.thread_time() - start
+
+
 def solve_game(
     board: str | Board,
     folder: str | os.PathLike[str],
@@ -296,6 +326,7 @@ def solve_game(
     chunk_nodes: int = 0,
     pieces: int = 0,
     table_mb: int = 1024,
+    ray: str | None = None,
     progress: Callable[[str], None] | None = print,
     **levers: Any,
 ) -> GameSolve:
@@ -312,6 +343,10 @@ def solve_game(
         chunk_nodes: or how many nodes (0: no node limit; for tests).
         pieces: stop after this many pieces in all (0: no limit).
         table_mb: each thread's transposition table, in MiB.
+        ray: solve the leaves as Ray tasks on the cluster at this address (``"local"``: a
+            Ray started for the run; the ``ray`` extra), ``workers`` at a time: a piece runs
+            on any node, from the checkpoint the driver keeps, so the run scales past one
+            machine. None: on this machine's threads.
         progress: called with a line after each piece (None: quiet).
         **levers: the search's levers (:data:`RUN_LEVERS` by default; see
             :func:`~carnac_env.solve.solve`). A run's folder keeps its levers.
@@ -342,16 +377,16 @@ def solve_game(
         record = _record(split, levers, table_mb)
         write_json(record_path, record)
     record.setdefault("best_moves", {})
-    leaves = record["leaves"]
-    values: list[int | None] = [leaf["value"] for leaf in leaves]
-    say(f"{board.name}: {len(split.nodes)} positions above the cut at ply {plies}, {len(leaves)} leaves, "
+    values = [leaf["value"] for leaf in record["leaves"]]
+    say(f"{board.name}: {len(split.nodes)} positions above the cut at ply {plies}, {len(values)} leaves, "
         f"{sum(v is not None for v in values)} solved; start's value in {split.interval(values)}")  # fmt: skip
     deadline = time.monotonic() + hours * 3600 if hours else float("inf")
     lock = threading.Lock()
-    searches: dict[int, LongSolve] = {}
+    searches: dict[int, LongSolve] = {}  # the searches under way in this process, between pieces
+    finals: dict[int, tuple[int, int]] = {}  # a leaf's result and best move, once solved
 
-    def piece(leaf: int) -> tuple[int, bool, int, float]:
-        """One piece of leaf ``leaf``'s search, then its checkpoint."""
+    def local_piece(leaf: int) -> tuple[int, bool, int, float]:
+        """One piece of leaf ``leaf``'s search on this thread, then its checkpoint."""
         start = time.thread_time()
         with lock:
             search = searches.get(leaf)
@@ -365,9 +400,47 @@ def solve_game(
         if not done:
             search.save(folder / f"leaf-{leaf}.npz")
         with lock:
-            searches[leaf] = search
+            if done:
+                searches.pop(leaf, None)
+                finals[leaf] = (search.result, search.best_action)
+            else:
+                searches[leaf] = search
         return leaf, done, search.nodes - before, time.thread_time() - start
 
+    if ray is not None:
+        with ray_session(ray, num_cpus=workers) as ray_module:
+            remote = ray_module.remote(num_cpus=1, max_retries=MAX_RETRIES)(ray_piece)
+            spec = board_spec(board)
+
+            def remote_piece(leaf: int) -> tuple[int, bool, int, float]:
+                """One piece of leaf ``leaf``'s search as a Ray task; its checkpoint kept here."""
+                checkpoint = folder / f"leaf-{leaf}.npz"
+                data = None
+                if checkpoint.exists():
+                    with reading(checkpoint, "the checkpoint") as handle:
+                        data = handle.read()
+                task = remote.remote(spec, split.paths[leaf], data, levers, table_mb, chunk_seconds, chunk_nodes)
+                done, result, best, nodes, saved, seconds = ray_module.get(task)
+                with lock:
+                    finals[leaf] = (result, best)
+                if not done:
+                    write_bytes(checkpoint, saved)
+                return leaf, done, nodes, seconds
+
+            return _drive(split, record, record_path, folder, remote_piece, finals, workers, pieces, deadline, say)
+    return _drive(split, record, record_path, folder, local_piece, finals, workers, pieces, deadline, say)
+
+
+def _drive(
+    split: Split, record: dict[str, Any], record_path: Path, folder: Path,
+    piece: Callable[[int], tuple[int, bool, int, float]], finals: dict[int, tuple[int, int]], workers: int,
+    pieces: int, deadline: float, say: Callable[[str], None],
+) -> GameSolve:  # fmt: skip
+    """Run ``piece`` on the needed leaves, ``workers`` at a time, until the start's value is
+    proved, ``pieces`` pieces have run or the ``deadline`` (``time.monotonic``) has passed;
+    each finished piece is written to ``record_path``."""
+    leaves = record["leaves"]
+    values: list[int | None] = [leaf["value"] for leaf in leaves]
     running: dict[Future, int] = {}
     finished = False
     started = 0
@@ -391,9 +464,9 @@ def solve_game(
                 entry["nodes"] += nodes
                 entry["cpu_seconds"] = round(entry["cpu_seconds"] + seconds, 3)
                 if done:
-                    search = searches.pop(leaf)
-                    entry["value"] = values[leaf] = search.result
-                    record["best_moves"][str(leaf)] = search.best_action
+                    result, best = finals.pop(leaf)
+                    entry["value"] = values[leaf] = result
+                    record["best_moves"][str(leaf)] = best
                     (folder / f"leaf-{leaf}.npz").unlink(missing_ok=True)
                 write_json(record_path, record)
                 total = sum(e["cpu_seconds"] for e in leaves)

@@ -73,14 +73,14 @@ def test_it_agrees_with_the_plain_search_on_random_endgames(board: object) -> No
             if state is None:
                 continue
             clear_table()
-            plain = solve(state, margin=True)
+            plain = solve(state, margin=True, last_megalith=False, order=0)
             clear_table()
-            fast = solve(state, margin=True, last_megalith=True)
+            fast = solve(state, margin=True, last_megalith=True, order=0)
             assert (fast.result, fast.margin) == (plain.result, plain.margin), (left, seed)
             child = state.copy()
             child.apply(fast.best_action)
             clear_table()
-            value = solve(child, margin=True)
+            value = solve(child, margin=True, last_megalith=False, order=0)
             sign = 1 if child.to_act == state.to_act else -1
             assert (sign * value.result, sign * value.margin) == (plain.result, plain.margin), (left, seed)
             checked += 1
@@ -121,8 +121,8 @@ def test_it_searches_fewer_positions_than_the_tree() -> None:
     state = _endgame(make_board("petit_menec"), 3, 5)
     assert state is not None
     clear_table()
-    plain = solve(state)
+    plain = solve(state, last_megalith=False, order=0)
     clear_table()
-    fast = solve(state, last_megalith=True)
+    fast = solve(state, last_megalith=True, order=0)
     assert fast.result == plain.result
     assert fast.nodes < plain.nodes

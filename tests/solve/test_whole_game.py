@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _frameworks import require
 
 from carnac_env.cli import main
 from carnac_env.core.boards import make_board
@@ -199,3 +200,17 @@ def test_carnac_solve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "not proved yet" in capsys.readouterr().out
     assert main(["solve", "nonesuch", "--out", str(tmp_path / "x")]) == 2
     assert "nonesuch" in capsys.readouterr().err
+
+
+def test_the_leaves_run_as_ray_tasks(tmp_path: Path) -> None:
+    """With ``ray=...`` each piece is a Ray task that resumes from the checkpoint the driver
+    keeps: the same value as the plain solve, and the run goes on from the folder."""
+    require("ray", "the ray extra")
+    board = make_board("custom", rows=3, cols=4, megaliths=5)
+    clear_table()
+    plain = solve(GameState(board)).result
+    options = {"workers": 2, "chunk_nodes": 200, "table_mb": 1, "ray": "local", "progress": None}
+    first = solve_game(board, tmp_path, 2, pieces=2, **options)  # type: ignore[arg-type]
+    assert not first.finished and list(tmp_path.glob("leaf-*.npz"))
+    answer = solve_game(board, tmp_path, 2, **options)  # type: ignore[arg-type]
+    assert answer.finished and answer.value == plain and answer.nodes > first.nodes
