@@ -139,6 +139,43 @@ def _final(cells, neighbours, min_dolmen, lw, total, one, two, colour, player, s
     return result * scale + (changed if player == 0 else -changed)  # player 0 is Red
 
 
+@njit(**_INLINE)
+def _can_tilt(st, i, square):  # pragma: no cover - compiled
+    """Whether a megalith placed on ``square`` of game ``i`` could tilt in some direction."""
+    can = False
+    for d in range(4):
+        can |= tilt_fits(st, i, square, d)
+    return can
+
+
+@njit(**_INLINE)
+def _placement(
+    st, i, lw, total, player, square, orientation, can_tilt, left, floor, scale
+):  # pragma: no cover - compiled
+    """The value for ``player`` of placing on ``square`` with ``orientation`` if the game ended
+    with this megalith: the minimum over the opponent's answers (each tilt that fits, and the
+    decline; none when :func:`gets_response` says so with ``left`` megaliths left) of the board after
+    it, each scored by :func:`_final` on the groups of the position (``total`` its balance).
+    Stops once the value is at most ``floor`` (then it is an upper bound). Returns ``(value,
+    boards scored)``."""
+    cells = st.cells[i]
+    neighbours = st.neighbours
+    min_dolmen = st.min_dolmen
+    top, north_south, _ = tilt_colours(player, orientation)
+    value = _final(cells, neighbours, min_dolmen, lw, total, square, -1, top, player, scale)
+    scored = 1
+    if gets_response(can_tilt, left, st.last_tilt):
+        for d in range(4):
+            if value <= floor:
+                break
+            if tilt_fits(st, i, square, d):
+                one, two = st.tilt_squares[square, d, 0], st.tilt_squares[square, d, 1]
+                colour = tilt_colour(north_south, d)
+                value = min(value, _final(cells, neighbours, min_dolmen, lw, total, one, two, colour, player, scale))
+                scored += 1
+    return value, scored
+
+
 @njit(**_JIT)
 def last_megalith(st, i, alpha, beta, scale, first_move, lw):  # pragma: no cover - compiled
     """The value (fail-soft in the window ``(alpha, beta)``) and a best placement of game
@@ -149,18 +186,13 @@ def last_megalith(st, i, alpha, beta, scale, first_move, lw):  # pragma: no cove
     first; placements otherwise go square by square and orientation by orientation, and of
     two orientations that show the same colours when no tilt fits (``o`` and ``o ^ 2``) only
     the first is tried, as in the search. Returns ``(value, placement, final boards scored)``."""
-    cells = st.cells[i]
-    neighbours = st.neighbours
-    min_dolmen = st.min_dolmen
     labels, sizes, balance, stack, _ = lw
-    total = _label(cells, neighbours, min_dolmen, labels, sizes, balance, stack)
+    total = _label(st.cells[i], st.neighbours, st.min_dolmen, labels, sizes, balance, stack)
     player = st.to_act[i]
-    squares = cells.shape[0]
     best = -(2 * scale + 2)  # below every value
     best_move = -1
-    fits = np.zeros(4, np.bool_)
     scored = 0
-    for n in range(-1, 4 * squares):
+    for n in range(-1, 4 * st.cells.shape[1]):
         if n < 0:  # the table's move first
             if first_move < 0:
                 continue
@@ -173,36 +205,12 @@ def last_megalith(st, i, alpha, beta, scale, first_move, lw):  # pragma: no cove
         orientation = action & 3
         if st.kinds[i, square] != EMPTY:
             continue
-        can_tilt = False
-        for d in range(4):
-            fits[d] = tilt_fits(st, i, square, d)
-            can_tilt |= fits[d]
+        can_tilt = _can_tilt(st, i, square)
         if (orientation & 2) and not can_tilt:
             continue
-        top, north_south, _ = tilt_colours(player, orientation)
-        value = _final(cells, neighbours, min_dolmen, lw, total, square, -1, top, player, scale)
-        scored += 1
-        if gets_response(can_tilt, 0, st.last_tilt):
-            for d in range(4):
-                if value <= alpha or value <= best:
-                    break  # this placement cannot raise the best
-                if fits[d]:
-                    value = min(
-                        value,
-                        _final(
-                            cells,
-                            neighbours,
-                            min_dolmen,
-                            lw,
-                            total,
-                            st.tilt_squares[square, d, 0],
-                            st.tilt_squares[square, d, 1],
-                            tilt_colour(north_south, d),
-                            player,
-                            scale,
-                        ),
-                    )
-                    scored += 1
+        # a placement that cannot raise the best needs no more answers
+        value, boards = _placement(st, i, lw, total, player, square, orientation, can_tilt, 0, max(alpha, best), scale)
+        scored += boards
         if value > best:
             best = value
             best_move = place_number(square, orientation)
@@ -218,41 +226,14 @@ def order_placements(st, i, row, front, count, scale, lw, scores):  # pragma: no
     opponent's answers (as :func:`last_megalith` scores them, with ``scale``) of the board
     after it. A static look-ahead of one megalith, for move ordering only (``scores`` is work
     space of ``count`` entries at least); ties keep the kernel's order."""
-    cells = st.cells[i]
-    neighbours = st.neighbours
-    min_dolmen = st.min_dolmen
     labels, sizes, balance, stack, _ = lw
-    total = _label(cells, neighbours, min_dolmen, labels, sizes, balance, stack)
+    total = _label(st.cells[i], st.neighbours, st.min_dolmen, labels, sizes, balance, stack)
     player = st.to_act[i]
-    answered_supply = st.supply[i] - 1
-    fits = np.zeros(4, np.bool_)
+    below = -(2 * scale + 3)  # below every value: every answer is scored
     for j in range(front, count):
-        action = row[j]
-        square = action >> 2
-        can_tilt = False
-        for d in range(4):
-            fits[d] = tilt_fits(st, i, square, d)
-            can_tilt |= fits[d]
-        top, north_south, _ = tilt_colours(player, action & 3)
-        value = _final(cells, neighbours, min_dolmen, lw, total, square, -1, top, player, scale)
-        if gets_response(can_tilt, answered_supply, st.last_tilt):
-            for d in range(4):
-                if fits[d]:
-                    value = min(
-                        value,
-                        _final(
-                            cells,
-                            neighbours,
-                            min_dolmen,
-                            lw,
-                            total,
-                            st.tilt_squares[square, d, 0],
-                            st.tilt_squares[square, d, 1],
-                            tilt_colour(north_south, d),
-                            player,
-                            scale,
-                        ),
-                    )
+        square = row[j] >> 2
+        can_tilt = _can_tilt(st, i, square)
+        value, _ = _placement(st, i, lw, total, player, square, row[j] & 3, can_tilt, st.supply[i] - 1, below, scale)
         scores[j] = -value
     order = np.argsort(scores[front:count], kind="mergesort")
     moved = row[front:count].copy()

@@ -129,6 +129,16 @@ class LongSolve:
         """Positions searched so far, over every piece (and every process that resumed it)."""
         return int(self._ctl[ab._NODES])
 
+    def progress(self, plies: int = 2) -> list[tuple[int, int]]:
+        """How far the search is along its path: for each of the first ``plies`` plies it has
+        entered, ``(moves begun, moves)`` (the root's first). Empty once done or before it
+        starts."""
+        if self._done or self.nodes == 0:
+            return []
+        depth = int(self._ctl[ab._DEPTH])
+        frames = self._work.frames
+        return [(int(frames[p, ab._NEXT_MOVE]), int(frames[p, ab._COUNT])) for p in range(min(plies, depth))]
+
     def run(self, seconds: float, node_limit: int = 0) -> bool:
         """Search for about ``seconds`` more (the clock is read every few thousand nodes), or
         until ``node_limit`` more nodes (0: no node limit); True once the result is known."""

@@ -55,6 +55,11 @@ FORMAT = "carnac-whole-game-1"
 RUN_LEVERS: dict[str, Any] = {"symmetry": True, "two_tier": True, "last_megalith": True, "order": 3}
 
 
+#: What one piece of a leaf's search reports: the leaf, whether it is solved, the nodes and CPU
+#: seconds the piece took, and where the search stands (:meth:`LongSolve.progress`).
+_Piece = tuple[int, bool, int, float, list[tuple[int, int]]]
+
+
 @dataclass
 class _Node:
     state: GameState
@@ -294,11 +299,12 @@ def ray_piece(
     table_mb: int,
     chunk_seconds: float,
     chunk_nodes: int,
-) -> tuple[bool, int, int, int, bytes, float]:
+) -> tuple[bool, int, int, int, bytes, float, list[tuple[int, int]]]:
     """One piece of a leaf's search where it runs (a Ray task): the leaf is the position
     ``actions`` reach from the start of ``board`` (a board spec), resumed from ``checkpoint``
     (checked as :meth:`LongSolve.from_bytes` does) or begun. Returns ``(done, result,
-    best_action, nodes, checkpoint, cpu_seconds)``; result and best move only when done."""
+    best_action, nodes, checkpoint, cpu_seconds, progress)``; result and best move only when
+    done, progress as :meth:`LongSolve.progress`."""
     from carnac_env.core.boards import parse_board
 
     start = time.thread_time()
@@ -312,7 +318,8 @@ def ray_piece(
     before = search.nodes
     done = search.run(chunk_seconds, chunk_nodes)
     result, best = (search.result, search.best_action) if done else (0, -1)
-    return done, result, best, search.nodes - before, search.to_bytes(), time.thread_time() - start
+    spent = time.thread_time() - start
+    return done, result, best, search.nodes - before, search.to_bytes(), spent, search.progress()
 
 
 def solve_game(
@@ -378,14 +385,14 @@ def solve_game(
         write_json(record_path, record)
     record.setdefault("best_moves", {})
     values = [leaf["value"] for leaf in record["leaves"]]
-    say(f"{board.name}: {len(split.nodes)} positions above the cut at ply {plies}, {len(values)} leaves, "
+    say(f"{board.name}: {len(split.nodes) - len(values)} positions above the cut at ply {plies}, {len(values)} leaves, "
         f"{sum(v is not None for v in values)} solved; start's value in {split.interval(values)}")  # fmt: skip
     deadline = time.monotonic() + hours * 3600 if hours else float("inf")
     lock = threading.Lock()
     searches: dict[int, LongSolve] = {}  # the searches under way in this process, between pieces
     finals: dict[int, tuple[int, int]] = {}  # a leaf's result and best move, once solved
 
-    def local_piece(leaf: int) -> tuple[int, bool, int, float]:
+    def local_piece(leaf: int) -> _Piece:
         """One piece of leaf ``leaf``'s search on this thread, then its checkpoint."""
         start = time.thread_time()
         with lock:
@@ -405,14 +412,14 @@ def solve_game(
                 finals[leaf] = (search.result, search.best_action)
             else:
                 searches[leaf] = search
-        return leaf, done, search.nodes - before, time.thread_time() - start
+        return leaf, done, search.nodes - before, time.thread_time() - start, search.progress()
 
     if ray is not None:
         with ray_session(ray, num_cpus=workers) as ray_module:
             remote = ray_module.remote(num_cpus=1, max_retries=MAX_RETRIES)(ray_piece)
             spec = board_spec(board)
 
-            def remote_piece(leaf: int) -> tuple[int, bool, int, float]:
+            def remote_piece(leaf: int) -> _Piece:
                 """One piece of leaf ``leaf``'s search as a Ray task; its checkpoint kept here."""
                 checkpoint = folder / f"leaf-{leaf}.npz"
                 data = None
@@ -420,12 +427,12 @@ def solve_game(
                     with reading(checkpoint, "the checkpoint") as handle:
                         data = handle.read()
                 task = remote.remote(spec, split.paths[leaf], data, levers, table_mb, chunk_seconds, chunk_nodes)
-                done, result, best, nodes, saved, seconds = ray_module.get(task)
+                done, result, best, nodes, saved, seconds, where = ray_module.get(task)
                 with lock:
                     finals[leaf] = (result, best)
                 if not done:
                     write_bytes(checkpoint, saved)
-                return leaf, done, nodes, seconds
+                return leaf, done, nodes, seconds, where
 
             return _drive(split, record, record_path, folder, remote_piece, finals, workers, pieces, deadline, say)
     return _drive(split, record, record_path, folder, local_piece, finals, workers, pieces, deadline, say)
@@ -433,8 +440,8 @@ def solve_game(
 
 def _drive(
     split: Split, record: dict[str, Any], record_path: Path, folder: Path,
-    piece: Callable[[int], tuple[int, bool, int, float]], finals: dict[int, tuple[int, int]], workers: int,
-    pieces: int, deadline: float, say: Callable[[str], None],
+    piece: Callable[[int], _Piece], finals: dict[int, tuple[int, int]], workers: int, pieces: int,
+    deadline: float, say: Callable[[str], None],
 ) -> GameSolve:  # fmt: skip
     """Run ``piece`` on the needed leaves, ``workers`` at a time, until the start's value is
     proved, ``pieces`` pieces have run or the ``deadline`` (``time.monotonic``) has passed;
@@ -459,7 +466,7 @@ def _drive(
             done_now, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for future in done_now:
                 del running[future]
-                leaf, done, nodes, seconds = future.result()
+                leaf, done, nodes, seconds, where = future.result()
                 entry = leaves[leaf]
                 entry["nodes"] += nodes
                 entry["cpu_seconds"] = round(entry["cpu_seconds"] + seconds, 3)
@@ -470,7 +477,8 @@ def _drive(
                     (folder / f"leaf-{leaf}.npz").unlink(missing_ok=True)
                 write_json(record_path, record)
                 total = sum(e["cpu_seconds"] for e in leaves)
-                say(f"leaf {leaf}: {'solved, ' + str(values[leaf]) if done else 'piece'} "
+                along = ", ".join(f"move {begun} of {count}" for begun, count in where)
+                say(f"leaf {leaf}: {'solved, ' + str(values[leaf]) if done else 'piece at ' + along} "
                     f"({entry['nodes']:,} nodes, {entry['cpu_seconds'] / 3600:.2f} CPU h); "
                     f"{sum(v is not None for v in values)}/{len(leaves)} solved, start in {split.interval(values)}, "
                     f"{total / 3600:.2f} CPU h in all")  # fmt: skip

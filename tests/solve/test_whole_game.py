@@ -56,14 +56,17 @@ def test_a_search_saved_and_resumed_in_pieces_gets_the_plain_result(tmp_path: Pa
     search = LongSolve(state, last_megalith=True, order=3, symmetry=True, two_tier=True)
     path = tmp_path / "leaf.npz"
     pieces = 0
+    assert search.progress() == []  # not begun
     while not search.run(0.0, node_limit=2000):
+        where = search.progress()
+        assert where and all(1 <= begun <= count for begun, count in where)
         search.save(path)
         pieces += 1
         if pieces % 2:
             clear_table()
         search = LongSolve.load(path, state)
     assert pieces >= 3
-    assert search.result == plain.result
+    assert search.result == plain.result and search.progress() == []
     assert _value_after(state, search.best_action) == plain.result
     search.save(path)  # a finished search saves and loads as finished
     again = LongSolve.load(path, state)
