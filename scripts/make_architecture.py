@@ -25,6 +25,7 @@ WORDS = {
     "_version": "the version",
     "_checks": "argument checks",
     "_files": "every file write",
+    "_ray": "Ray, when asked",
     "core": "the rules",
     "render": "pictures",
     "batch": "compiled rules",

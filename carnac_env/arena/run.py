@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env._files import lock_folder, write_text
+from carnac_env._ray import check_address, import_ray, ray_session
 from carnac_env._version import __version__
 from carnac_env.agents import make, model_record
 from carnac_env.agents.warmup import warm_up
 from carnac_env.arena.ratings import check_interval
-from carnac_env.arena.ray_runner import check_address, import_ray, ray_games, ray_session
+from carnac_env.arena.ray_runner import ray_games
 from carnac_env.arena.report import format_table, summarise
 from carnac_env.arena.runner import Finished, check_terminated, local_games, sigterm_as_interrupt
 from carnac_env.arena.schedule import ArenaGame, ArenaSettings, check_workers, schedule

@@ -39,7 +39,7 @@ from typing import Any
 
 from carnac_env import _checks
 from carnac_env._files import reading, write_bytes, write_json
-from carnac_env.arena.ray_runner import MAX_RETRIES, ray_session
+from carnac_env._ray import MAX_RETRIES, import_ray, ray_session
 from carnac_env.core.boards import Board, board_spec, make_board
 from carnac_env.core.game import OVER, GameState
 from carnac_env.core.symmetry import symmetries, symmetry
@@ -415,6 +415,7 @@ def solve_game(
         return leaf, done, search.nodes - before, time.thread_time() - start, search.progress()
 
     if ray is not None:
+        import_ray("solving on Ray")  # names the extra when it is missing
         with ray_session(ray, num_cpus=workers) as ray_module:
             remote = ray_module.remote(num_cpus=1, max_retries=MAX_RETRIES)(ray_piece)
             spec = board_spec(board)

@@ -12,7 +12,7 @@ network's weights and the shard, so the samples are the same wherever the shards
   cluster. Each actor receives the board once, when it is created; the network goes into
   Ray's object store once per iteration (``ray.put``) and every actor reads it from there.
   An actor whose process or node is lost is restarted and its shard played again, from the
-  same seed, up to :data:`~carnac_env.arena.ray_runner.MAX_RETRIES` times.
+  same seed, up to :data:`~carnac_env._ray.MAX_RETRIES` times.
 
 :func:`shard_players` opens either (or nothing, for games in this process) from the command
 line's ``--workers`` and ``--ray``; :func:`check_players` checks those first. Workers import
@@ -48,7 +48,7 @@ def check_players(workers: Any, ray: str | None) -> int | None:
     Raises:
         CarnacError: naming the bad value, or the ``ray`` extra when Ray is missing.
     """
-    from carnac_env.arena.ray_runner import check_address, import_ray
+    from carnac_env._ray import check_address, import_ray
     from carnac_env.arena.schedule import check_workers
 
     if workers is not None:
@@ -64,7 +64,7 @@ def shard_players(workers: int | None = None, ray: str | None = None) -> Iterato
     """The players for ``--workers`` and ``--ray``, stopped when the block ends.
 
     * ``ray`` given: :class:`RayPlayers` on the Ray session that
-      :func:`carnac_env.arena.ray_runner.ray_session` opens (``"local"``: a Ray started for
+      :func:`carnac_env._ray.ray_session` opens (``"local"``: a Ray started for
       the block, with ``workers`` CPUs, or all of them; ``"auto"`` or ``"HOST:PORT"``: that
       cluster; an open session in this process is used as it is), with ``workers`` actors
       (default: the cluster's CPUs).
@@ -76,7 +76,7 @@ def shard_players(workers: int | None = None, ray: str | None = None) -> Iterato
     """
     workers = check_players(workers, ray)
     if ray is not None:
-        from carnac_env.arena.ray_runner import ray_session
+        from carnac_env._ray import ray_session
 
         with ray_session(ray, workers) as session:
             players = RayPlayers(session, workers)
@@ -130,7 +130,7 @@ class LocalPlayers:
         """
         from concurrent.futures.process import BrokenProcessPool
 
-        from carnac_env.arena.ray_runner import MAX_RETRIES
+        from carnac_env._ray import MAX_RETRIES
 
         tasks = [(net, shard) for shard in shards]
         failures = 0
@@ -200,7 +200,7 @@ class RayPlayers:
     """
 
     def __init__(self, ray: Any, workers: int | None = None) -> None:
-        from carnac_env.arena.ray_runner import MAX_RETRIES
+        from carnac_env._ray import MAX_RETRIES
 
         self.ray = ray
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))

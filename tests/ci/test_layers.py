@@ -1,7 +1,7 @@
 """The package's layers, checked in both directions: each layer imports only the layers below
 it (and its own family), so nothing below ever reaches up.
 
-From the bottom: the errors and the version; the argument checks and the file writes; the
+From the bottom: the errors and the version; the argument checks, the file writes and the Ray connection; the
 rules core; the renderers, the batched engine and the network models (siblings that ignore
 each other); the JAX engine (which draws with the renderers) and the search (over the batched
 engine); the agents; the environments (``envs/``, and ``carnac_v0``) and the framework
@@ -28,7 +28,7 @@ ENVS = {"envs", "carnac_v0"}
 #: that may import each other); a family imports freely from the ranks below its own.
 RANKS: list[list[set[str]]] = [
     [{"errors"}, {"_version"}],
-    [{"_checks"}, {"_files"}],
+    [{"_checks"}, {"_files"}, {"_ray"}],
     [{"core"}],
     [{"render"}, {"batch"}, {"models"}],
     [{"solve"}],
