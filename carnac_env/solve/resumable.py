@@ -41,6 +41,9 @@ __all__ = ["CHECKPOINT_FORMAT", "LongSolve", "position_key"]
 
 #: The ``format`` a checkpoint file carries (bumped when its layout changes).
 CHECKPOINT_FORMAT = "carnac-long-solve-1"
+# The searches of a result: one over the full window, or (null windows) a win? then a draw?
+_FULL, _WIN, _DRAW = 1, 2, 3
+_WINDOWS = {_FULL: (-1, 1), _WIN: (0, 1), _DRAW: (-1, 0)}
 # The frame columns a checkpoint carries for each ply on the path (the others are recomputed).
 _SAVED = (ab._ALPHA, ab._BETA, ab._START_ALPHA, ab._BEST, ab._BEST_MOVE, ab._NEXT_MOVE, ab._COUNT, ab._MOVE,
           ab._NEGATE, ab._START_NODES)  # fmt: skip
@@ -67,8 +70,11 @@ class LongSolve:
         table_mb: the transposition table's size in MiB (this thread's table, as
             :func:`~carnac_env.solve.solve` uses it).
         **levers: the search's levers, as :func:`~carnac_env.solve.solve` takes them
-            (``symmetry``, ``two_tier``, ``killers``, ``etc``, ``adjacent``, ``last_megalith``,
-            ``order``); those not given take :func:`~carnac_env.solve.solve`'s defaults.
+            (``null_window``, ``symmetry``, ``two_tier``, ``killers``, ``etc``, ``adjacent``,
+            ``last_megalith``, ``order``); those not given take
+            :func:`~carnac_env.solve.solve`'s defaults. With ``null_window`` the result is two
+            searches in turn, as :func:`~carnac_env.solve.solve` runs them: is it a win? if
+            not, is it a draw?
 
     Raises:
         CarnacError: a malformed state or a bad lever.
@@ -79,9 +85,11 @@ class LongSolve:
             validate(state)
         except CarnacError as error:
             raise CarnacError(f"LongSolve got a malformed state: {error}") from None
+        self.null_window = levers.pop("null_window", False)
+        _checks.flag("null_window", self.null_window)
         unknown = sorted(set(levers) - set(ab.LEVER_DEFAULTS))
         if unknown:
-            expected = ", ".join(ab.LEVER_DEFAULTS)
+            expected = ", ".join(["null_window", *ab.LEVER_DEFAULTS])
             raise CarnacError(f"unknown solver lever(s) {', '.join(unknown)}; expected any of {expected}")
         self.state = state.copy()
         self.levers = ab.checked_levers(**{**ab.LEVER_DEFAULTS, **levers})
@@ -98,12 +106,20 @@ class LongSolve:
             ab.last_work(state.board.squares),
         )
         load_game(self._work.st, 0, *game_fields(state, lying=False))
-        self._ctl = self._budget.controls(state.board, 0)
-        self._work.frames[0, ab._ALPHA] = -1
-        self._work.frames[0, ab._BETA] = 1
+        self._stage = 0
+        self._begin(_WIN if self.null_window else _FULL)
         self._done = state.phase == OVER
         self._result = state.result().reward(state.to_act) if self._done else 0
         self._best = -1
+
+    def _begin(self, stage: int) -> None:
+        """Start the search of ``stage`` at the root (its window :data:`_WINDOWS`), keeping the
+        node count."""
+        nodes = self.nodes if self._stage else 0
+        self._stage = stage
+        self._ctl = self._budget.controls(self.state.board, 0)
+        self._ctl[ab._NODES] = nodes
+        self._work.frames[0, ab._ALPHA], self._work.frames[0, ab._BETA] = _WINDOWS[stage]
 
     @property
     def done(self) -> bool:
@@ -123,6 +139,10 @@ class LongSolve:
         if not self._done:
             raise CarnacError("the solve has not finished: run it until done is True")
         return self._best
+
+    def lever_options(self) -> dict[str, Any]:
+        """The levers this search runs with (``null_window`` among them), as it was given them."""
+        return {"null_window": self.null_window, **self.levers}
 
     @property
     def nodes(self) -> int:
@@ -152,8 +172,12 @@ class LongSolve:
         while True:
             pause_at = min(stop_at, self.nodes + ab._CLOCK_NODES)
             if self._budget.advance(tables, self._work, self._ctl, pause_at):
+                value = int(self._ctl[ab._RETURNED])
+                if self._stage == _WIN and value < 1:  # not a win: is it a draw?
+                    self._begin(_DRAW)
+                    continue
                 self._done = True
-                self._result = max(-1, min(1, int(self._ctl[ab._RETURNED])))
+                self._result = max(-1, min(1, value))
                 self._best = int(self._ctl[ab._ROOT_MOVE])
                 return True
             if self.nodes >= stop_at or time.perf_counter() >= deadline:
@@ -171,7 +195,8 @@ class LongSolve:
         arrays = {
             "format": np.array(CHECKPOINT_FORMAT),
             "position": np.array(position_key(self.state)),
-            "levers": np.array(sorted(f"{k}={int(v)}" for k, v in self.levers.items())),
+            "levers": np.array(sorted(f"{k}={int(v)}" for k, v in self.lever_options().items())),
+            "stage": np.array(self._stage),
             "done": np.array(int(self._done)),
             "result": np.array(self._result),
             "best": np.array(self._best),
@@ -226,10 +251,15 @@ def _restore(name: str, saved: dict[str, np.ndarray], state: GameState, table_mb
     levers: dict[str, Any] = {}
     for item in _field(name, saved, "levers", "U", None).tolist():
         key, _, value = str(item).partition("=")
-        if key not in ab.LEVER_DEFAULTS or not value.lstrip("-").isdigit():
+        known = {"null_window": False, **ab.LEVER_DEFAULTS}
+        if key not in known or not value.lstrip("-").isdigit():
             raise CarnacError(f"{name}: unknown lever {item!r}")
-        levers[key] = bool(int(value)) if isinstance(ab.LEVER_DEFAULTS[key], bool) else int(value)
+        levers[key] = bool(int(value)) if isinstance(known[key], bool) else int(value)
     solve = LongSolve(state, table_mb, **levers)
+    stage = int(_field(name, saved, "stage", "iu"))
+    if stage not in ((_WIN, _DRAW) if solve.null_window else (_FULL,)):
+        raise CarnacError(f"{name}: stage {stage} is not a search this solve's levers run")
+    solve._begin(stage)
     nodes = int(_field(name, saved, "nodes", "iu"))
     if nodes < 0:
         raise CarnacError(f"{name}: nodes={nodes} is negative")

@@ -52,7 +52,13 @@ __all__ = ["FORMAT", "GameSolve", "Split", "solve_game"]
 FORMAT = "carnac-whole-game-1"
 #: The levers a whole-game run uses unless told otherwise: those that measured fastest on the
 #: fixed set's 8- and 9-left positions (docs/solver.md).
-RUN_LEVERS: dict[str, Any] = {"symmetry": True, "two_tier": True, "last_megalith": True, "order": 3}
+RUN_LEVERS: dict[str, Any] = {
+    "null_window": True,
+    "symmetry": True,
+    "two_tier": True,
+    "last_megalith": True,
+    "order": 3,
+}
 
 
 #: What one piece of a leaf's search reports: the leaf, whether it is solved, the nodes and CPU

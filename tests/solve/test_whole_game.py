@@ -45,15 +45,19 @@ def _value_after(state: GameState, action: int) -> int:
     return value if child.to_act == state.to_act else -value
 
 
+@pytest.mark.parametrize("null_window", [False, True])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_a_search_saved_and_resumed_in_pieces_gets_the_plain_result(tmp_path: Path, seed: int) -> None:
+def test_a_search_saved_and_resumed_in_pieces_gets_the_plain_result(
+    tmp_path: Path, seed: int, null_window: bool
+) -> None:
     """Pieces of 2,000 nodes, each saved, loaded in a new object and (every other piece) with
-    an empty table: the result is the plain solve's and the best move gets it."""
+    an empty table: the result is the plain solve's and the best move gets it (with null
+    windows too, whose second search may begin in any piece)."""
     state = _endgame(6, seed)
     clear_table()
     plain = solve(state)
     clear_table()
-    search = LongSolve(state, last_megalith=True, order=3, symmetry=True, two_tier=True)
+    search = LongSolve(state, last_megalith=True, order=3, symmetry=True, two_tier=True, null_window=null_window)
     path = tmp_path / "leaf.npz"
     pieces = 0
     assert search.progress() == []  # not begun
@@ -106,6 +110,7 @@ def test_a_checkpoint_that_does_not_fit_is_refused(tmp_path: Path) -> None:
     refused({"format": np.array("carnac-long-solve-0")}, "format")
     refused({"depth": np.array(10_000)}, "depth")
     refused({"levers": np.array(["nonesuch=1"])}, "unknown lever")
+    refused({"stage": np.array(2)}, "stage 2")  # a null-window stage in a full-window search
     moves = saved["moves"].copy()
     moves[0, 0] = moves[0, 1]  # one legal action twice
     refused({"moves": moves}, "legal actions")
