@@ -86,6 +86,16 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "order": 3,
         "killers": True,
     },
+    "run_null_etc": {
+        "table_mb": 64,
+        **_OFF,
+        "null_window": True,
+        "symmetry": True,
+        "two_tier": True,
+        "last_megalith": True,
+        "order": 3,
+        "etc": True,
+    },
     "run_etc": {
         "table_mb": 64,
         **_OFF,
