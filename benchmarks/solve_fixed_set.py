@@ -6,7 +6,7 @@ place has ``k`` megaliths left; the file keeps, per ``k``, the seeds and the act
 reach the positions (so they replay on the core rules, with no state format to trust). It was
 made by
 
-    python benchmarks/solve_fixed_set.py --make --lefts 5,6,7,8,9 --count 10
+    python benchmarks/solve_fixed_set.py --make --lefts 5,6,7,8,9,10 --count 10
 
 Each position is solved from an empty transposition table (one core, one process), stopped at
 ``--cap`` seconds, by each solver configuration named in ``--configs`` in turn, interleaved
