@@ -178,23 +178,40 @@ class Split:
         walk(0)
         return found
 
-    def line(self, values: list[int | None]) -> list[int]:
-        """The moves from the start to a leaf along which the start's (known) value holds:
-        at each node the first child that gets it."""
+    def line(self, values: list[int | None], best_moves: dict[int, int] | None = None) -> list[int]:
+        """The moves from the start along which the start's (known) value holds: at each
+        position the first move whose position gets it, to the cut, then the leaf's move from
+        ``best_moves`` (leaf number -> its solve's best move) when there is one. The moves are
+        played on the real positions: where a position stands in the tree as an image of
+        itself (merged by symmetry), the leaf's move is mapped through that symmetry."""
+        state = GameState(self.board)
         moves: list[int] = []
-        number = 0
         memo: dict[int, tuple[int, int]] = {}
-        while self.nodes[number].leaf < 0 and self.nodes[number].children:
+        number = 0
+        while self.nodes[number].leaf < 0 and self.nodes[number].value is None:
             target = self._interval(values, number, memo)[0]
-            node = self.nodes[number]
-            for action, child in zip(node.actions, node.children):
+            for action in state.legal_actions():
+                child_state = state.copy()
+                child_state.apply(action)
+                child = self._known[self._canonical(child_state)]
                 if self._oriented(values, number, child, memo) == (target, target):
                     moves.append(action)
-                    number = child
+                    state, number = child_state, child
                     break
-            else:  # pragma: no cover - a known value always has a child that gets it
-                raise CarnacError("no child gets the known value")
+            else:  # pragma: no cover - a known value always has a move that gets it
+                raise CarnacError("no move gets the known value")
+        best = (best_moves or {}).get(self.nodes[number].leaf)
+        if best is not None:
+            moves.append(self._mapped(self.nodes[number].state, state, best))
         return moves
+
+    def _mapped(self, stored: GameState, actual: GameState, action: int) -> int:
+        """``action`` of ``stored`` as the move that does the same in ``actual``, an image of it."""
+        key = position_key(actual)
+        for transform in self._transforms:
+            if position_key(transform.state(stored)) == key:
+                return transform.action(action)
+        raise CarnacError("the position is not an image of the tree's")  # pragma: no cover - by construction
 
 
 @dataclass
@@ -274,10 +291,7 @@ def _answer(split: Split, record: dict[str, Any], finished: bool) -> GameSolve:
     low, high = split.interval(values)
     line: list[int] = []
     if low == high:
-        line = split.line(values)
-        best = record.get("best_moves", {}).get(str(split.nodes[_leaf_node(split, line)].leaf))
-        if best is not None:
-            line.append(best)
+        line = split.line(values, {int(k): v for k, v in record.get("best_moves", {}).items()})
     return GameSolve(
         value=low if low == high else None,
         interval=(low, high),
@@ -288,14 +302,6 @@ def _answer(split: Split, record: dict[str, Any], finished: bool) -> GameSolve:
         cpu_seconds=round(sum(leaf["cpu_seconds"] for leaf in record["leaves"]), 1),
         finished=finished,
     )
-
-
-def _leaf_node(split: Split, line: list[int]) -> int:
-    number = 0
-    for action in line:
-        node = split.nodes[number]
-        number = node.children[node.actions.index(action)]
-    return number
 
 
 def ray_piece(
