@@ -1,7 +1,8 @@
 """A solve that runs for hours: in pieces, saved to a file between them, resumed after a stop.
 
 :class:`LongSolve` runs the exact solver's result search (:mod:`carnac_env.solve.alphabeta`,
-the full window, the same compiled loop) on one position for as long as each call to
+over the full window or, with ``null_window``, the two searches a win? then a draw?; the
+same compiled loop) on one position for as long as each call to
 :meth:`LongSolve.run` allows, and :meth:`LongSolve.save` writes where it stands: the moves
 along the path from the root to the node it will enter next, each ply's window, best value and
 remaining moves, and the node count. :meth:`LongSolve.load` takes that file back on the same
@@ -12,9 +13,12 @@ search re-learns it, which costs nodes but never changes a value.
 **A checkpoint is untrusted input.** It is read with ``allow_pickle=False`` (numbers only,
 nothing that runs code), and nothing in it reaches the compiled search unchecked: the path's
 positions are replayed from the given root on the core rules (never read from the file), each
-ply's move list must be a reordering of that position's legal actions, its next move, best
-move and window must be in range, and the table's keys are recomputed. A file that fails any
-check is refused with CarnacError naming it and what was wrong.
+ply's move list must be a reordering of that position's legal actions, its next move and best
+move must be in range, each ply's window must be the one its parent gives it, and the table's
+keys are recomputed. A file that fails any check is refused with CarnacError naming it and
+what was wrong. What these checks cannot see is a best value changed within its window (a
+loss recorded as a draw below a node, say): that would change the answer without breaking
+anything, so a checkpoint is only as trustworthy as where it was kept.
 """
 
 from __future__ import annotations
@@ -279,11 +283,12 @@ def _restore(name: str, saved: dict[str, np.ndarray], state: GameState, table_mb
     moves = _field(name, saved, "moves", "i", (depth, state.board.num_actions))
     window = 2  # the result search's values lie in -1..1; a best below every value is -2
     ply = state.copy()
+    entered = _WINDOWS[stage]  # the window ply p was entered with: the root's is the stage's
     for p in range(depth + 1):
         row = dict(zip(_SAVED, (int(x) for x in frames[p])))
-        for column in (ab._ALPHA, ab._BETA):
-            if not -window <= row[column] <= window:
-                raise CarnacError(f"{name}: ply {p}'s window {row[ab._ALPHA]}..{row[ab._BETA]} is out of range")
+        start = row[ab._START_ALPHA] if p < depth else row[ab._ALPHA]
+        if (start, row[ab._BETA]) != entered or not entered[0] <= row[ab._ALPHA] < entered[1]:
+            raise CarnacError(f"{name}: ply {p}'s window {row[ab._ALPHA]}..{row[ab._BETA]} is not one its parent gives")
         work.frames[p, ab._ALPHA], work.frames[p, ab._BETA] = row[ab._ALPHA], row[ab._BETA]
         if p == depth:
             break
@@ -296,7 +301,7 @@ def _restore(name: str, saved: dict[str, np.ndarray], state: GameState, table_mb
             raise CarnacError(f"{name}: ply {p}'s next move is out of place")
         if row[ab._BEST_MOVE] != -1 and row[ab._BEST_MOVE] not in legal:
             raise CarnacError(f"{name}: ply {p}'s best move {row[ab._BEST_MOVE]} is not legal there")
-        if not -window <= row[ab._BEST] <= window or not -window <= row[ab._START_ALPHA] <= window:
+        if not -window <= row[ab._BEST] < row[ab._BETA]:
             raise CarnacError(f"{name}: ply {p}'s best value is out of range")
         child = ply.copy()
         child.apply(row[ab._MOVE])
@@ -304,6 +309,8 @@ def _restore(name: str, saved: dict[str, np.ndarray], state: GameState, table_mb
             raise CarnacError(f"{name}: ply {p}'s move ends the game, so no search goes below it")
         if row[ab._NEGATE] != int(child.to_act != ply.to_act):
             raise CarnacError(f"{name}: ply {p}'s sign does not match who acts next")
+        alpha, beta = row[ab._ALPHA], row[ab._BETA]
+        entered = (-beta, -alpha) if row[ab._NEGATE] else (alpha, beta)
         work.moves[p] = moves[p]
         for column in _SAVED:
             work.frames[p, column] = row[column]

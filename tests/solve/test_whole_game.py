@@ -120,6 +120,9 @@ def test_a_checkpoint_that_does_not_fit_is_refused(tmp_path: Path) -> None:
     frames = saved["frames"].copy()
     frames[1, 0] = 99  # a window no result search has
     refused({"frames": frames}, "window")
+    frames = saved["frames"].copy()
+    frames[1, 1] = -frames[1, 1]  # a window in range, but not the one the parent gives
+    refused({"frames": frames}, "not one its parent gives")
     refused({"frames": saved["frames"].astype(np.float64)}, "frames")
     refused({"nodes": np.array(-5)}, "negative")
     _write(bad, {**saved, "moves": np.array([object()], dtype=object)})
