@@ -9,6 +9,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["cmd_agents", "cmd_arena", "cmd_diagnose", "cmd_endgames", "cmd_evaluate", "cmd_panel", "cmd_serve"]
 
@@ -215,6 +216,15 @@ def cmd_endgames(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- solve
+def _az_priors(board: Any) -> Callable[[list[Any]], list[dict[int, float]]]:
+    """The az network's priors over each position's legal actions (no search), for
+    :meth:`carnac_env.solve.whole_game.Split.order`."""
+    from carnac_env.analysis import Analyst
+
+    analyst = Analyst(board, sims=0, solve=0)
+    return lambda states: [weights for _, weights in analyst.raw(states)]
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     """``carnac solve BOARD``: solve the whole game, or go on with the run in ``--out``; exit
     status 0 once the start's value is proved, 3 when the run stopped before (``--hours``)."""
@@ -232,6 +242,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         chunk_seconds=args.chunk_seconds,
         table_mb=args.table_mb,
         ray=args.ray,
+        priors=None if args.kernel_order else _az_priors(board),
     )
     if answer.value is None:
         print(f"not proved yet: go on with the same command ({answer.solved} of {answer.leaves} leaves solved)")

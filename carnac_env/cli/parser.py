@@ -477,6 +477,12 @@ def _add_solve(sub: Any, boards: str) -> None:
     solve.add_argument("--chunk-seconds", type=_real, default=300.0, help="seconds between checkpoints (default 300)")
     solve.add_argument("--table-mb", type=_positive, default=1024, help="each worker's table in MiB (default 1024)")
     solve.add_argument(
+        "--kernel-order",
+        action="store_true",
+        help="solve the first plies' positions in the kernel's move order, not the az network's (the order "
+        "changes how soon the value is proved, never the value)",
+    )
+    solve.add_argument(
         "--ray",
         nargs="?",
         const="local",

@@ -73,6 +73,7 @@ class _Node:
     depth: int
     children: list[int] = field(default_factory=list)  # node numbers, in the kernel's move order
     actions: list[int] = field(default_factory=list)  # the move to each child
+    walk: list[int] = field(default_factory=list)  # the children in the order to solve them
     leaf: int = -1  # its number among the leaves, or -1 above the cut
     value: int | None = None  # a finished game's result for its player to act
 
@@ -116,7 +117,23 @@ class Split:
                 child.apply(action)
                 node.actions.append(action)
                 node.children.append(self._add(child, depth + 1, [*path, action]))
+            node.walk = list(node.children)
         return number
+
+    def order(self, priors: Callable[[list[GameState]], list[dict[int, float]]]) -> None:
+        """Solve the children of each position above the cut in the order of ``priors`` (for
+        a list of positions, each one's ``{legal action: weight}``; the highest weight first,
+        ties in the kernel's order), instead of the kernel's order. Only the order in which
+        leaves are solved changes (the leaves, their numbers and every value stay)."""
+        inner = [n for n, node in enumerate(self.nodes) if node.children]
+        for number, weights in zip(inner, priors([self.nodes[n].state for n in inner])):
+            node = self.nodes[number]
+            ranked = sorted(range(len(node.actions)), key=lambda j: -weights.get(node.actions[j], 0.0))
+            walk: list[int] = []
+            for j in ranked:
+                if node.children[j] not in walk:
+                    walk.append(node.children[j])
+            node.walk = walk
 
     def leaf_state(self, leaf: int) -> GameState:
         """The position of leaf number ``leaf``."""
@@ -171,7 +188,7 @@ class Split:
             if node.leaf >= 0:
                 found.append(node.leaf)
                 return
-            for child in node.children:
+            for child in node.walk:
                 if self._oriented(values, number, child, memo)[1] > low:
                     walk(child)
 
@@ -347,6 +364,7 @@ def solve_game(
     pieces: int = 0,
     table_mb: int = 1024,
     ray: str | None = None,
+    priors: Callable[[list[GameState]], list[dict[int, float]]] | None = None,
     progress: Callable[[str], None] | None = print,
     **levers: Any,
 ) -> GameSolve:
@@ -367,6 +385,9 @@ def solve_game(
             Ray started for the run; the ``ray`` extra), ``workers`` at a time: a piece runs
             on any node, from the checkpoint the driver keeps, so the run scales past one
             machine. None: on this machine's threads.
+        priors: the order in which to solve the children of each position above the cut
+            (:meth:`Split.order`; ``carnac solve`` passes the az network's priors): None, the
+            kernel's order. It changes how soon the start's value is proved, never the value.
         progress: called with a line after each piece (None: quiet).
         **levers: the search's levers (:data:`RUN_LEVERS` by default; see
             :func:`~carnac_env.solve.solve`). A run's folder keeps its levers.
@@ -388,6 +409,8 @@ def solve_game(
     LongSolve(GameState(board), table_mb, **levers)  # checks the levers and table_mb, before any work
     say = progress or (lambda line: None)
     split = Split(board, plies)
+    if priors is not None:
+        split.order(priors)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     record_path = folder / "game.json"

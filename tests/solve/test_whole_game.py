@@ -160,6 +160,24 @@ def test_the_whole_game_gets_the_plain_solve_of_the_start(
     assert len(answer.line) >= plies  # to the cut, then the leaf's best move
 
 
+def test_an_order_of_the_first_plies_changes_what_is_solved_first_not_the_value(tmp_path: Path) -> None:
+    board = make_board("custom", rows=4, cols=4, megaliths=5)
+    clear_table()
+    plain = solve(GameState(board)).result
+
+    def backwards(states: list[GameState]) -> list[dict[int, float]]:
+        return [{action: float(action) for action in state.legal_actions()} for state in states]
+
+    runs = {}
+    for name, priors in (("kernel", None), ("backwards", backwards)):
+        folder = tmp_path / name
+        answer = solve_game(board, folder, 2, workers=1, table_mb=1, priors=priors, progress=None)
+        assert answer.finished and answer.value == plain
+        leaves = json.loads((folder / "game.json").read_text())["leaves"]
+        runs[name] = [i for i, leaf in enumerate(leaves) if leaf["value"] is not None]
+    assert runs["kernel"] != runs["backwards"]  # other leaves were needed, in another order
+
+
 def test_a_run_stopped_early_goes_on_from_its_folder(tmp_path: Path) -> None:
     board = make_board("custom", rows=4, cols=4, megaliths=5)
     first = solve_game(board, tmp_path, 2, workers=2, pieces=3, chunk_nodes=500, table_mb=1, progress=None)
@@ -207,7 +225,7 @@ def test_carnac_solve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     clear_table()
     value = solve(GameState(make_board("custom", rows=3, cols=3, megaliths=4))).result
     assert f"the first player's value is {value}" in printed
-    assert main([*args[:2], "--out", str(tmp_path / "early"), "--hours", "0.0000001", "--table-mb", "1"]) == 3
+    assert main([*args[:2], "--out", str(tmp_path / "early"), "--hours", "0.000000000001", "--table-mb", "1"]) == 3
     assert "not proved yet" in capsys.readouterr().out
     assert main(["solve", "nonesuch", "--out", str(tmp_path / "x")]) == 2
     assert "nonesuch" in capsys.readouterr().err
