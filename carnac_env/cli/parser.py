@@ -466,7 +466,8 @@ def _add_solve(sub: Any, boards: str) -> None:
         description="Solve BOARD's game from the start: the tree is cut PLIES moves in, the positions there are "
         "solved one by one by the exact solver (those that can still change the start's value, first along the "
         "first line), each in pieces followed by a checkpoint in OUT. Run the same command again to go on. Prints "
-        "the start's value for the first player (1 a win, 0 a draw, -1 a loss) once it is proved. docs/solver.md "
+        "the start's value for the first player (1 a win, 0 a draw, -1 a loss) once it is proved (exit status 0), or "
+        "how far it got when it stops before that (--hours; exit status 3). docs/solver.md "
         "tells the story of petit_menec's run.",
     )
     solve.add_argument("board", help=f"the board ({boards}, or {CUSTOM_BOARD})")
