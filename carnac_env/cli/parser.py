@@ -13,7 +13,7 @@ import shutil
 import textwrap
 from typing import Any, NoReturn
 
-__all__ = ["DEFAULT_ARENA", "HELP_WIDTH", "CarnacArgumentParser", "build_parser", "help_width"]
+__all__ = ["DEFAULT_ARENA", "HELP_WIDTH", "CarnacArgumentParser", "add_ray_option", "build_parser", "help_width"]
 
 #: The widest a help text is written (a terminal wider than this still gets lines this long).
 HELP_WIDTH = 100
@@ -52,6 +52,11 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
+
+
+def add_ray_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--ray [ADDRESS]``: run on Ray (``local`` when given alone; None when absent)."""
+    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS", help=help_text)
 
 
 def help_width() -> int:
@@ -226,13 +231,9 @@ def _add_arena(sub: Any, boards: str) -> None:
         "likelihood-ratio, as the evaluation panels have; it always holds the rating) (default: bootstrap)",
     )
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
-    arena.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        default=None,
-        metavar="ADDRESS",
-        help="play the games as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
+    add_ray_option(
+        arena,
+        "play the games as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
         "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md) "
         "(default: no Ray, local processes)",
     )
@@ -329,13 +330,9 @@ def _add_evaluate(sub: Any, boards: str) -> None:
         "--out", default=None, help="output folder, created if needed (default carnac-evaluate, in the current folder)"
     )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
-    evaluate.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        default=None,
-        metavar="ADDRESS",
-        help="play the games as Ray tasks, as arena (default: no Ray)",
+    add_ray_option(
+        evaluate,
+        "play the games as Ray tasks, as arena (default: no Ray)",
     )
 
 
@@ -483,13 +480,9 @@ def _add_solve(sub: Any, boards: str) -> None:
         help="solve the first plies' positions in the kernel's move order, not the az network's (the order "
         "changes how soon the value is proved, never the value)",
     )
-    solve.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        default=None,
-        metavar="ADDRESS",
-        help="solve the leaves as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
+    add_ray_option(
+        solve,
+        "solve the leaves as Ray tasks (needs the ray extra): alone, on a local Ray started for the run "
         "(--workers CPUs); 'auto', on the cluster of this machine; HOST:PORT, on the cluster there (docs/cluster.md)",
     )
 

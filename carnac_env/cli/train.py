@@ -103,6 +103,7 @@ _EMPTY_MEANS = {"eval_boards": "every built-in board of the run"}
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the trainer's options to ``parser``."""
+    from carnac_env.cli.parser import add_ray_option  # the parser module imports this one
     from carnac_env.train.config import Config
 
     defaults = Config()
@@ -130,13 +131,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="play the self-play shards in this many local processes (default: in this process); "
         "with --ray, the number of Ray actors (default: the cluster's CPUs). Not saved: a resumed run may change it",
     )
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        default=None,
-        metavar="ADDRESS",
-        help="play the self-play shards on Ray actors (needs the ray extra; workers need no PyTorch): alone, on a "
+    add_ray_option(
+        parser,
+        "play the self-play shards on Ray actors (needs the ray extra; workers need no PyTorch): alone, on a "
         "local Ray started for the run; 'auto', on the cluster of this machine; HOST:PORT, on the cluster there. "
         "Same results as in this process (docs/training.md) (default: no Ray)",
     )
