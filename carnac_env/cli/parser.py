@@ -13,7 +13,9 @@ import shutil
 import textwrap
 from typing import Any, NoReturn
 
-__all__ = ["DEFAULT_ARENA", "HELP_WIDTH", "CarnacArgumentParser", "add_ray_option", "build_parser", "help_width"]
+from carnac_env.cli.options import add_ray_option
+
+__all__ = ["DEFAULT_ARENA", "HELP_WIDTH", "CarnacArgumentParser", "build_parser", "help_width"]
 
 #: The widest a help text is written (a terminal wider than this still gets lines this long).
 HELP_WIDTH = 100
@@ -52,11 +54,6 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
-
-
-def add_ray_option(parser: argparse.ArgumentParser, help_text: str) -> None:
-    """``--ray [ADDRESS]``: run on Ray (``local`` when given alone; None when absent)."""
-    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS", help=help_text)
 
 
 def help_width() -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from carnac_env import _checks
+from carnac_env.cli.options import add_ray_option
 from carnac_env.errors import CarnacError
 
 __all__ = ["BOARD_DEFAULTS", "add_arguments", "cmd_train"]
@@ -103,7 +104,6 @@ _EMPTY_MEANS = {"eval_boards": "every built-in board of the run"}
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the trainer's options to ``parser``."""
-    from carnac_env.cli.parser import add_ray_option  # the parser module imports this one
     from carnac_env.train.config import Config
 
     defaults = Config()
