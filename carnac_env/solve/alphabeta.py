@@ -740,8 +740,8 @@ class Budget:
         killers: bool,
         etc: bool,
         adjacent: int,
-        last_megalith: bool = False,
-        order: int = 0,
+        last_megalith: bool,
+        order: int,
     ) -> None:
         self.order = order
         self.adjacent = adjacent

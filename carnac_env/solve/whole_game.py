@@ -70,7 +70,6 @@ _Piece = tuple[int, bool, int, float, list[tuple[int, int]]]
 @dataclass
 class _Node:
     state: GameState
-    depth: int
     children: list[int] = field(default_factory=list)  # node numbers, in the kernel's move order
     actions: list[int] = field(default_factory=list)  # the move to each child
     walk: list[int] = field(default_factory=list)  # the children in the order to solve them
@@ -102,7 +101,7 @@ class Split:
         if key in self._known:
             return self._known[key]
         number = len(self.nodes)
-        node = _Node(state, depth)
+        node = _Node(state)
         self.nodes.append(node)
         self._known[key] = number
         if state.phase == OVER:
@@ -264,6 +263,7 @@ def _record(split: Split, levers: dict[str, Any], table_mb: int) -> dict[str, An
         "levers": levers,
         "table_mb": table_mb,
         "leaves": [{"actions": path, "value": None, "nodes": 0, "cpu_seconds": 0.0} for path in split.paths],
+        "best_moves": {},
     }
 
 
@@ -419,7 +419,6 @@ def solve_game(
     else:
         record = _record(split, levers, table_mb)
         write_json(record_path, record)
-    record.setdefault("best_moves", {})
     values = [leaf["value"] for leaf in record["leaves"]]
     say(f"{board.name}: {len(split.nodes) - len(values)} positions above the cut at ply {plies}, {len(values)} leaves, "
         f"{sum(v is not None for v in values)} solved; start's value in {split.interval(values)}")  # fmt: skip
