@@ -3,7 +3,7 @@
 Every JAX engine runs the same loop, compiled once per engine and batch size with
 ``jax.jit`` around a ``lax.scan`` of ``--steps`` iterations of
 
-    action = uniform legal action (one random integer per game, see uniform_legal_action)
+    action = uniform legal action (one random integer per game: carnac_env.jax.uniform_legal_action)
     state  = vmap(env.step)(state, action, keys)
     state  = where(state.terminated, vmap(env.init)(keys), state)     # auto-reset
 
@@ -30,44 +30,11 @@ wheel, then ``pip install --no-index --find-links wheels/ ...``.
 from __future__ import annotations
 
 import argparse
-import functools
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def uniform_legal_action(key, mask):
-    """A uniform legal action per row of ``mask`` from one random integer per row:
-    examples/jax_ppo.py's ``uniform_legal_action``, the one sampler of the loop and of the PPO
-    example (its random opponent).
-
-    The same distribution as ``jax.random.categorical`` over ``log(mask)``, but that draws one
-    Gumbel number per action: with Carnac's 285 actions (medium) it costs more than the step
-    itself on a CPU, while Pgx's connect_four has 7 actions and othello 65. The example finds
-    the legal action of rank ``pick`` in two levels of 16 actions, not by a cumsum over the
-    whole mask (an associative scan on the CPU, about 4x the step of Carnac medium), so the
-    sampler does not favour the engines with few actions.
-    """
-    return _ppo_example().uniform_legal_action(key, mask)
-
-
-@functools.cache
-def _ppo_example() -> ModuleType:
-    """examples/jax_ppo.py, imported once (when a loop is first traced: it imports jax)."""
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        import jax_ppo
-    finally:
-        sys.path.pop(0)
-    return jax_ppo
-
 
 #: The parts of the timed loop; ``--profile`` times the loop with some left out.
 LOOP = ("step", "reset")
@@ -82,6 +49,8 @@ def jax_runner(env, batch: int, steps: int, seed: int = 0, parts: tuple[str, ...
     """
     import jax
     import jax.numpy as jnp
+
+    from carnac_env.jax import uniform_legal_action
 
     init = jax.vmap(env.init)
     step = jax.vmap(env.step)
@@ -181,7 +150,7 @@ def label_propagation_check(board: str, batch: int, repeats: int) -> None:
     import jax
     import jax.numpy as jnp
 
-    from carnac_env.jax import Carnac
+    from carnac_env.jax import Carnac, uniform_legal_action
 
     env = Carnac(board)
     rows, cols = env.board.rows, env.board.cols

@@ -21,9 +21,9 @@ flax, haiku, optax or distrax: the ``jax`` extra is jax alone):
   assumes nothing.
 * Illegal actions are masked out of the logits (``jnp.where(mask, logits, -1e9)``) both when
   acting and in the loss, so the policy never plays one (the engine would end the game with -1).
-  The random opponent draws one random integer per game and finds the legal action it falls on
-  in two levels of :data:`SAMPLER_BLOCK` actions, not by a cumsum over all actions: with
-  Carnac's hundreds of actions that cost more than the game step on a CPU.
+  The random opponent is ``carnac_env.jax.uniform_legal_action``: one random integer per game,
+  and the legal action it falls on found in two levels of blocks, not by a cumsum over all
+  actions (with Carnac's hundreds of actions that cost more than the game step on a CPU).
 * Finished games are replaced by new ones inside the step (auto-reset), and the reward is the
   game's result (+1/-1/0) for the learner on the move that ends it, the opponent's last replies
   included.
@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from carnac_env.jax import Carnac
+from carnac_env.jax import Carnac, uniform_legal_action
 
 SMOKE = os.environ.get("CARNAC_SMOKE", "") not in ("", "0")
 MASKED = -1e9  # the logit of an illegal action: exp underflows to exactly 0, no NaN in the entropy
@@ -150,50 +150,6 @@ def adam_update(params: dict, grads: dict, state: dict, config: Config) -> tuple
 
 
 # ---------------------------------------------------------------------------- the games
-
-
-#: The sampler's block: a row of weights is read as blocks of this many actions (see ``ranked_action``).
-SAMPLER_BLOCK = 16
-
-
-def ranked_action(weights: jax.Array, pick: jax.Array) -> jax.Array:
-    """The first action whose running total of ``weights`` passes ``pick``, per row:
-    ``argmax(cumsum(weights) > pick)`` for non-negative integer ``weights (..., A)`` and
-    ``0 <= pick < sum(weights)`` (``pick (...)``); the caller handles a row with no weight.
-
-    Found in two levels, the block of :data:`SAMPLER_BLOCK` actions that holds it and then its
-    place in the block (benchmarks/jax_throughput.py's loop draws with it too). A
-    ``cumsum`` over the whole row lowers to an associative scan on the CPU whose cost grows
-    with the number of actions: with Carnac medium's 285 actions it cost more than the game
-    step of the PPO loop; the two levels are a few small fused comparisons.
-    """
-    actions, width = weights.shape[-1], SAMPLER_BLOCK
-    blocks = -(-actions // width)
-    pad = [(0, 0)] * (weights.ndim - 1) + [(0, blocks * width - actions)]
-    padded = jnp.pad(weights.astype(jnp.int32), pad).reshape((*weights.shape[:-1], blocks, width))
-    counts = jnp.sum(padded, axis=-1)
-    up_to = jnp.tril(jnp.ones((blocks, blocks), dtype=jnp.int32))  # up_to[i, j]: block j is at or before i
-    block = jnp.sum(jnp.sum(counts[..., None, :] * up_to, axis=-1) <= pick[..., None], axis=-1)
-    block = jnp.minimum(block, blocks - 1)
-    before = jnp.sum(jnp.where(jnp.arange(blocks) < block[..., None], counts, 0), axis=-1)
-    row = jnp.take_along_axis(padded, block[..., None, None], axis=-2)[..., 0, :]
-    in_row = jnp.tril(jnp.ones((width, width), dtype=jnp.int32))
-    place = jnp.sum(jnp.sum(row[..., None, :] * in_row, axis=-1) <= (pick - before)[..., None], axis=-1)
-    return jnp.minimum(block * width + place, actions - 1).astype(jnp.int32)
-
-
-def uniform_legal_action(key: jax.Array, mask: jax.Array) -> jax.Array:
-    """A uniformly random legal action from one random integer (0 where no action is legal).
-
-    The same distribution as ``jax.random.categorical`` over ``log(mask)``, without one Gumbel
-    draw per action (Carnac has 165 to 669 actions; see benchmarks/jax_throughput.py): the
-    legal action of rank ``pick``, a uniform integer below the number of legal actions. It is
-    the very action ``argmax(cumsum(mask) > pick)`` gives (tests/jax_engine/test_jax_ppo.py),
-    found by :func:`ranked_action`.
-    """
-    legal = jnp.sum(mask, axis=-1, dtype=jnp.int32)
-    pick = jax.random.randint(key, legal.shape, 0, jnp.iinfo(jnp.int32).max) % jnp.maximum(legal, 1)
-    return jnp.where(legal > 0, ranked_action(mask, pick), 0).astype(jnp.int32)
 
 
 def make_advance(env: Any):

@@ -16,7 +16,9 @@ The state carries ``current_player``, ``observation`` (the planes of
 (hand-built positions). The rules are a pure :class:`Game` in Pgx's shape
 (:mod:`carnac_env.jax.game`: ``init``, ``step``, ``observe``, ``legal_action_mask``,
 ``is_terminal``, ``returns``), and :class:`Carnac` (:mod:`carnac_env.jax.env`) is the thin
-environment around it. The guide is docs/jax.md.
+environment around it. :func:`uniform_legal_action` (:mod:`carnac_env.jax.sampling`) draws
+a uniformly random legal action per game inside a compiled step, at a cost that does not grow
+with the number of actions. The guide is docs/jax.md.
 
 Needs the ``jax`` extra: ``pip install 'carnac-env[jax]'``.
 """
@@ -30,5 +32,6 @@ except ImportError as error:  # pragma: no cover - depends on the install
 
 from carnac_env.jax.env import Carnac, State, from_core
 from carnac_env.jax.game import Game, GameState
+from carnac_env.jax.sampling import ranked_action, uniform_legal_action
 
-__all__ = ["Carnac", "Game", "GameState", "State", "from_core"]
+__all__ = ["Carnac", "Game", "GameState", "State", "from_core", "ranked_action", "uniform_legal_action"]

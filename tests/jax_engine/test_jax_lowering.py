@@ -8,19 +8,16 @@ callback target; a loop as ``stablehlo.while``; a shape that depends on data as 
 dimension or a dynamic-shape op. The checker is itself checked on functions that have each
 fault, so these tests can fail. Lowering compiles nothing, so the file takes seconds.
 
-The benchmark's sampler (``benchmarks/jax_throughput.py``) is checked here too: it must pick
-the very action the plain ``argmax(cumsum(mask) > pick)`` picks, so the benchmark plays the
-same games it played before it became cheap.
+The sampler of the benchmark and the PPO example (``carnac_env.jax.uniform_legal_action``) is
+checked in tests/jax_engine/test_jax_sampling.py.
 """
 
 from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 from _frameworks import require
-from _scripts import load_script
 
 jax = require("jax")
 jnp = require("jax.numpy")
@@ -102,16 +99,3 @@ def test_the_checker_finds_each_fault() -> None:
     assert accelerator_faults(loop) == ["a while loop"]
     assert accelerator_faults(lowered(lambda x: x + 1, scalar)) == []
     assert accelerator_faults("%0 = stablehlo.dynamic_reshape %a, %b : (tensor<?xi8>, tensor<1xi64>) -> tensor<?xi8>")
-
-
-# ---------------------------------------------------------------------------- the benchmark's sampler
-
-
-def test_the_benchmark_plays_the_ppo_examples_sampler() -> None:
-    """One sampler: the benchmark's loop draws with examples/jax_ppo.py's (checked against the
-    plain cumsum sampler in tests/jax_engine/test_jax_ppo.py), the same action for the same key."""
-    sampler = jax.jit(load_script("benchmarks/jax_throughput.py").uniform_legal_action)
-    example = jax.jit(load_script("examples/jax_ppo.py").uniform_legal_action)
-    mask = jnp.asarray(np.random.default_rng(0).random((512, 285)) < 0.3)
-    key = jax.random.PRNGKey(1)
-    assert np.array_equal(np.asarray(sampler(key, mask)), np.asarray(example(key, mask)))

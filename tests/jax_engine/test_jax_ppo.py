@@ -23,7 +23,7 @@ from _paths import ROOT
 jax = require("jax", "the jax extra")
 jnp = jax.numpy
 
-from carnac_env.jax import Carnac  # noqa: E402
+from carnac_env.jax import Carnac, uniform_legal_action  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -45,7 +45,7 @@ def test_advance_hands_every_game_back_to_the_learner_and_resets_finished_ones()
     assert np.array_equal(np.asarray(state.current_player), np.asarray(seat))  # White's games: Red has placed
     assert not np.asarray(done).any() and not np.asarray(reward).any()
     assert np.asarray(state._step_count)[np.asarray(seat) == 1].min() >= 1
-    pick_legal = jax.jit(jax_ppo.uniform_legal_action)
+    pick_legal = jax.jit(uniform_legal_action)
     keys = jax.random.split(jax.random.PRNGKey(2), (60, 2))
     finished = results = 0
     for pick, step_key in keys:  # every game of the batch ends at least once (small has 28 megaliths)
@@ -74,30 +74,6 @@ def test_masked_sampling_never_picks_an_illegal_action() -> None:
     assert float(jnp.abs(probs.sum(axis=-1) - 1).max()) < 1e-5 and not np.asarray(probs[~mask]).any()
     entropy = -jnp.sum(probs * jax.nn.log_softmax(masked), axis=-1)
     assert np.isfinite(np.asarray(entropy)).all()
-    assert np.array_equal(np.asarray(jax_ppo.uniform_legal_action(key, mask) >= 0), np.ones(4096, bool))
-    assert np.asarray(mask[jnp.arange(4096), jax_ppo.uniform_legal_action(key, mask)]).all()
-
-
-def plain_uniform_legal_action(key, mask):
-    """``uniform_legal_action`` as it was first written: argmax of the cumsum past a uniform pick."""
-    legal = jnp.sum(mask, axis=-1, dtype=jnp.int32)
-    pick = jax.random.randint(key, legal.shape, 0, jnp.iinfo(jnp.int32).max) % jnp.maximum(legal, 1)
-    return jnp.argmax(jnp.cumsum(mask, axis=-1, dtype=jnp.int32) > pick[..., None], axis=-1).astype(jnp.int32)
-
-
-@pytest.mark.parametrize("actions", [1, 7, 16, 17, 65, 285])
-def test_the_opponents_sampler_picks_the_plain_samplers_action(actions: int) -> None:
-    """The two-level sampler plays the very games the cumsum sampler played, seed for seed."""
-    sampler, plain = jax.jit(jax_ppo.uniform_legal_action), jax.jit(plain_uniform_legal_action)
-    rng = np.random.default_rng(actions)
-    for density in (0.0, 0.05, 0.5, 1.0):
-        mask = jnp.asarray(rng.random((512, actions)) < density)
-        for seed in range(3):
-            key = jax.random.PRNGKey(seed)
-            picked = np.asarray(sampler(key, mask))
-            assert np.array_equal(picked, np.asarray(plain(key, mask))), (actions, density, seed)
-            legal = np.asarray(mask).any(axis=1)
-            assert np.asarray(mask)[legal, picked[legal]].all() and (picked[~legal] == 0).all()
 
 
 def test_evaluation_counts_every_game_once_and_is_deterministic() -> None:
