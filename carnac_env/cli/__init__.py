@@ -10,6 +10,7 @@
     carnac endgames --make BOARD [--version N]    # make a board's endgame set
     carnac evaluate SPEC --board medium [--panel medium-v1] [--games N] [--seed S] [--workers W] [--out DIR]
     carnac evaluate SPEC --endgames [--board B]   # the agent's errors on the endgame sets
+    carnac evaluate SPEC --perfect [--games N]    # its own games judged by the solver from K left
     carnac panel ARENA_DIR --name medium --version 2 --command "carnac arena ..."   # a new reference panel
     carnac play --board medium --opponent mcts [--seat 1] [--save game.json] [--gui]
     carnac replay FILE [--line N] [--all] [--gif PATH | --mp4 PATH | --html PATH]

@@ -134,8 +134,13 @@ def _resumable(play: Callable[[], object]) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Evaluate an agent against a reference panel and print its card (with ``--endgames``:
     its error rate on the endgame sets)."""
+    from carnac_env.errors import CarnacError
     from carnac_env.evaluate import evaluate
 
+    if args.perfect:
+        return _perfect(args)
+    if args.megaliths_left is not None:
+        raise CarnacError("--megaliths-left is an option of --perfect; add --perfect or leave it out")
     if args.endgames:
         return _endgames(args)
     return _resumable(
@@ -166,6 +171,70 @@ def default_workers() -> int:
     import os
 
     return min(2, os.cpu_count() or 1)
+
+
+#: What ``carnac evaluate --perfect`` refuses rather than ignore: the panel's options and ``--endgames``.
+PERFECT_REFUSES = ("endgames", "panel", "openings", "workers", "ray", "trust_panel_code")
+
+
+def _perfect(args: argparse.Namespace) -> int:
+    """``carnac evaluate SPEC --perfect``: the agent's errors against perfect play over whole games
+    (:func:`~carnac_env.evaluate.perfect.perfect_play_errors`), printed, and with ``--out``
+    written to ``OUT/perfect.json``; the options it would ignore are refused."""
+    from carnac_env._files import lock_folder, write_json
+    from carnac_env.core.boards import parse_board
+    from carnac_env.errors import CarnacError
+    from carnac_env.evaluate.perfect import PERFECT_BOARD, perfect_play_errors
+
+    given = [f"--{name.replace('_', '-')}" for name in PERFECT_REFUSES if getattr(args, name) not in (None, False)]
+    if given:
+        raise CarnacError(
+            f"--perfect plays the agent against itself and judges its moves by the solver, so it would ignore "
+            f"{', '.join(given)}; leave them out (--perfect takes --board, --games, --seed, --megaliths-left, --out "
+            "and --no-progress)"
+        )
+    board = parse_board(args.board or PERFECT_BOARD)  # a name or a custom size
+    games = 20 if args.games is None else args.games
+    left = args.megaliths_left
+    if left is not None and left > board.megaliths:
+        raise CarnacError(f"--megaliths-left {left}: board {board.name!r} has {board.megaliths} megaliths")
+
+    def progress(done: int, total: int) -> None:
+        if not args.no_progress:
+            print(
+                f"\r{args.spec}: game {done} of {total}", end="\n" if done == total else "", file=sys.stderr, flush=True
+            )
+
+    def measure() -> Any:
+        return perfect_play_errors(
+            args.spec, board, games=games, seed=args.seed or 0, megaliths_left=left, progress=progress
+        )
+
+    if args.out is None:
+        result = measure()
+    else:
+        with lock_folder(args.out, "evaluate --perfect"):
+            result = measure()
+            write_json(Path(args.out) / "perfect.json", result.to_dict())
+    all_, won, drawn = result.all, result.won, result.drawn
+    print(
+        f"{result.agent} on {result.board}, {result.games} games against itself, moves with at most "
+        f"{result.megaliths_left} megaliths left judged by the solver (seed {result.seed}):"
+    )
+    for label, share in (("won or drawn positions", all_), ("won positions", won), ("drawn positions", drawn)):
+        low, high = share.interval
+        print(
+            f"  {label}: {share.errors} of {share.positions} moves threw the value away "
+            f"({share.share:.1%}, 95% interval {low:.1%}-{high:.1%})"
+        )
+    print(f"  won positions played to a loss: {result.won_to_loss}")
+    print(
+        f"  {len(result.moves)} moves judged, {result.unjudged} left unjudged (a solve past "
+        f"{result.node_limit:,} nodes); {result.seconds} CPU s"
+    )
+    if args.out is not None:
+        print(f"result: {Path(args.out) / 'perfect.json'}")
+    return 0
 
 
 def _endgames(args: argparse.Namespace) -> int:

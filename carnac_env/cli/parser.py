@@ -298,6 +298,22 @@ def _add_evaluate(sub: Any, boards: str) -> None:
         "throws away a win or a draw, against the solved values, per board (docs/evaluating.md)",
     )
     evaluate.add_argument(
+        "--perfect",
+        action="store_true",
+        help="instead of games against a panel: the agent plays --games whole games against itself (default 20, "
+        "on --board, default petit_menec) and every move it makes with at most --megaliths-left megaliths left is "
+        "judged by the exact solver: the share that throws away a win or a draw (docs/evaluating.md)",
+    )
+    evaluate.add_argument(
+        "--megaliths-left",
+        type=_positive,
+        default=None,
+        metavar="K",
+        help="with --perfect: judge the moves made with at most K megaliths left (default 8, or every megalith of a "
+        "smaller board; the solver's time "
+        "grows about 7-15x a megalith)",
+    )
+    evaluate.add_argument(
         "--panel", default=None, help="panel id (e.g. medium-v1) or panel .json file (default: the newest for --board)"
     )
     evaluate.add_argument(

@@ -23,7 +23,7 @@ from carnac_env.errors import CarnacError
 from carnac_env.evaluate.endgames.sets import EndgameSet, load_endgames
 from carnac_env.models import pinned_models
 
-__all__ = ["EndgameErrors", "Share", "endgame_errors", "position_seed"]
+__all__ = ["EndgameErrors", "JudgedMoves", "Share", "endgame_errors", "position_seed"]
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,52 @@ class Share:
         }
 
 
+class JudgedMoves:
+    """Moves judged against solved values: ``moves`` holds, per move, ``(value, value of the
+    move, the move in notation)``, both values for the player who moved (1 won, 0 drawn, -1
+    lost). A move whose value is below the position's throws it away. Lost positions count in
+    no share: there is nothing to throw away."""
+
+    moves: tuple[tuple[int, int, str], ...]
+
+    def _count(self, value: int | None) -> Share:
+        judged = [(v, m) for v, m, _ in self.moves if v >= 0 and (value is None or v == value)]
+        return Share(sum(1 for v, m in judged if m < v), len(judged))
+
+    @property
+    def all(self) -> Share:
+        """Errors (a move that loses value) over every won or drawn position."""
+        return self._count(None)
+
+    @property
+    def won(self) -> Share:
+        """Won positions played to a draw or a loss."""
+        return self._count(1)
+
+    @property
+    def drawn(self) -> Share:
+        """Drawn positions played to a loss."""
+        return self._count(0)
+
+    @property
+    def won_to_loss(self) -> int:
+        """Won positions played to a loss."""
+        return sum(1 for v, m, _ in self.moves if v == 1 and m == -1)
+
+    def shares(self) -> dict[str, Any]:
+        """The JSON-ready counts: ``all``, ``won`` and ``drawn`` (:meth:`Share.to_dict`) and ``won_to_loss``."""
+        return {
+            "all": self.all.to_dict(),
+            "won": self.won.to_dict(),
+            "drawn": self.drawn.to_dict(),
+            "won_to_loss": self.won_to_loss,
+        }
+
+
 @dataclass(frozen=True)
-class EndgameErrors:
-    """An agent's moves on one board's endgame set, judged against the solved values.
+class EndgameErrors(JudgedMoves):
+    """An agent's moves on one board's endgame set, judged against the solved values
+    (a set holds no lost position).
 
     Attributes:
         agent: the agent's spec (or its class name for an agent object).
@@ -75,30 +118,6 @@ class EndgameErrors:
     moves: tuple[tuple[int, int, str], ...]
     model: dict[str, str] | None = None
 
-    def _count(self, value: int | None) -> Share:
-        judged = [(v, m) for v, m, _ in self.moves if value is None or v == value]
-        return Share(sum(1 for v, m in judged if m < v), len(judged))
-
-    @property
-    def all(self) -> Share:
-        """Errors (a move that loses value) over every position."""
-        return self._count(None)
-
-    @property
-    def won(self) -> Share:
-        """Won positions played to a draw or a loss."""
-        return self._count(1)
-
-    @property
-    def drawn(self) -> Share:
-        """Drawn positions played to a loss."""
-        return self._count(0)
-
-    @property
-    def won_to_loss(self) -> int:
-        """Won positions played to a loss."""
-        return sum(1 for v, m, _ in self.moves if v == 1 and m == -1)
-
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready summary (counts, shares and intervals; not the moves)."""
         return {
@@ -106,10 +125,7 @@ class EndgameErrors:
             "board": self.board,
             "set": self.set_id,
             "seed": self.seed,
-            "all": self.all.to_dict(),
-            "won": self.won.to_dict(),
-            "drawn": self.drawn.to_dict(),
-            "won_to_loss": self.won_to_loss,
+            **self.shares(),
             **({"model": self.model} if self.model else {}),
         }
 
