@@ -61,8 +61,13 @@ ENDGAME_AGENTS = ["random", "greedy", "mcts", "az", "az:sims=0"]
 #: The seed of those measurements.
 ENDGAME_SEED = 0
 #: The agents measured against perfect play over whole games on petit_menec (carnac evaluate
-#: SPEC --perfect): the endgame agents, and az with its endgame solver on from 8 left.
-PERFECT_AGENTS = [*ENDGAME_AGENTS, "az:solve=8"]
+#: SPEC --perfect): the endgame agents, az with its endgame solver on from 8 left, and the PPO
+#: policy examples/selfplay_ppo.py trains on petit_menec (PyTorch: the train extra).
+PERFECT_AGENTS = [
+    *ENDGAME_AGENTS,
+    "az:solve=8",
+    "selfplay_ppo.SelfPlayAgent:path=examples/models/selfplay-ppo-petit_menec.pt",
+]
 #: Games per agent, and the seed, of those measurements.
 PERFECT_GAMES = 50
 PERFECT_SEED = 0
@@ -403,6 +408,8 @@ def play_perfect() -> None:
         stored = {"seed": PERFECT_SEED, "games": PERFECT_GAMES, "results": []}
     stored["carnac_env"] = __version__
     done = {r["agent"] for r in stored["results"]}
+    sys.path.insert(0, str(EXAMPLES_DIR))  # the PPO policy's module, selfplay_ppo
+    os.chdir(DOCS.parent)  # its model's path is relative to the repository
     for agent in PERFECT_AGENTS:
         if agent in done:
             continue

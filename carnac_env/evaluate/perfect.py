@@ -42,6 +42,7 @@ __all__ = [
     "PERFECT_BOARD",
     "PERFECT_LEFT",
     "PerfectPlayErrors",
+    "perfect_game_seed",
     "perfect_play_errors",
 ]
 
@@ -110,7 +111,7 @@ class PerfectPlayErrors(JudgedMoves):
         }
 
 
-def game_seed(seed: int, agent: str, game: int) -> int:
+def perfect_game_seed(seed: int, agent: str, game: int) -> int:
     """The seed of game ``game`` of ``agent``'s measurement seeded ``seed`` (63 bits)."""
     digest = hashlib.sha256(f"carnac-perfect\0{seed}\0{agent}\0{game}".encode()).hexdigest()
     return int(digest[:15], 16)
@@ -152,7 +153,7 @@ def perfect_play_errors(
     """
     from carnac_env.arena.runner import play_game
     from carnac_env.errors import SolveLimitError
-    from carnac_env.solve import MAX_TABLE_MB, solve
+    from carnac_env.solve import MAX_TABLE_MB, clear_table, solve
     from carnac_env.solve.alphabeta import MAX_NODE_LIMIT
 
     board = board if isinstance(board, Board) else make_board(board)
@@ -173,13 +174,17 @@ def perfect_play_errors(
             return None
 
     started = time.process_time()
+    # The solver keeps its table from call to call; a node count, and so which solves pass the
+    # limit, depends on what it holds: start from an empty one, so that the result does not
+    # depend on what this thread solved before.
+    clear_table()
     with pinned_models():  # each model file read once: every game plays the bytes recorded
         model = model_record(make(name), board)  # fails early on a bad spec
         moves: list[tuple[int, int, str]] = []
         unjudged = 0
         for game in range(games):
             opening = tuple(random_opening(board, OPENING_PLIES, seed, game))
-            record = play_game(board, name, name, game_seed(seed, name, game), opening=opening)
+            record = play_game(board, name, name, perfect_game_seed(seed, name, game), opening=opening)
             states = [GameState(board)]
             for action in record.actions():
                 states.append(states[-1].copy())

@@ -21,7 +21,7 @@ from carnac_env.core.boards import make_board
 from carnac_env.core.game import GameState
 from carnac_env.core.notation import action_to_text
 from carnac_env.errors import CarnacError
-from carnac_env.evaluate.perfect import OPENING_PLIES, game_seed, perfect_play_errors
+from carnac_env.evaluate.perfect import OPENING_PLIES, perfect_game_seed, perfect_play_errors
 
 TINY = make_board("custom", rows=3, cols=4, megaliths=5, min_dolmen=2)
 
@@ -32,7 +32,7 @@ def brute_judged(board, agent: str, games: int, seed: int, left: int) -> list[tu
     moves = []
     for game in range(games):
         opening = tuple(random_opening(board, OPENING_PLIES, seed, game))
-        actions = play_game(board, agent, agent, game_seed(seed, agent, game), opening=opening).actions()
+        actions = play_game(board, agent, agent, perfect_game_seed(seed, agent, game), opening=opening).actions()
         state = GameState(board)
         for ply, action in enumerate(actions):
             if ply >= len(opening) and state.supply <= left:
@@ -85,6 +85,15 @@ def test_a_solve_past_the_node_limit_leaves_its_moves_unjudged() -> None:
     assert none.unjudged > len(none.moves) and none.unjudged + len(none.moves) == len(every.moves)
     assert set(none.moves) <= set(every.moves)
     assert none.to_dict()["unjudged"] == none.unjudged and none.to_dict()["node_limit"] == 1
+
+
+def test_the_result_does_not_depend_on_what_the_thread_solved_before() -> None:
+    """The solver keeps its table between calls; a measurement starts from an empty one, so the
+    node counts, and so the moves left unjudged under a limit, are the same however it is run."""
+    first = perfect_play_errors("random", TINY, games=4, seed=7, megaliths_left=5, node_limit=300)
+    again = perfect_play_errors("random", TINY, games=4, seed=7, megaliths_left=5, node_limit=300)
+    assert 0 < first.unjudged < first.unjudged + len(first.moves)
+    assert (again.moves, again.unjudged) == (first.moves, first.unjudged)
 
 
 def test_the_agent_that_plays_the_solvers_moves_throws_nothing_away() -> None:
