@@ -391,7 +391,10 @@ def perfect_section() -> list[str]:
         "mistakes may be likelier, so the shares lean low by at most the unjudged moves.",
         "",
         f"`az:solve=8` plays the solver's move where the solve finishes within its node budget (500,000 nodes: most "
-        f"positions from 6 left, few at 8) and searches where it does not. Measured with `python "
+        f"positions from 6 left, few at 8) and searches where it does not. The PPO policy is "
+        "examples/selfplay_ppo.py's on petit_menec (examples/models/README.md; its row needs the `train` extra "
+        "and `PYTHONPATH=examples`). "
+        f"Measured with `python "
         f"scripts/make_leaderboard.py --perfect` (carnac_env {stored.get('carnac_env', '?')}).",
         "",
     ]
