@@ -213,6 +213,9 @@ def _perfect(args: argparse.Namespace) -> int:
     if args.out is None:
         result = measure()
     else:
+        from carnac_env.agents import make
+
+        make(args.spec)  # a bad spec is refused before the folder is made
         with lock_folder(args.out, "evaluate --perfect"):
             result = measure()
             write_json(Path(args.out) / "perfect.json", result.to_dict())

@@ -159,6 +159,12 @@ def test_the_cli_refuses_what_perfect_would_ignore(extra: list[str], named: str,
     assert named in capsys.readouterr().err and not out.exists()
 
 
+def test_the_cli_refuses_a_bad_spec_before_making_the_folder(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "never"
+    assert main(["evaluate", "nonesuch", "--perfect", "--no-progress", "--out", str(out)]) == 2
+    assert "nonesuch" in capsys.readouterr().err and not out.exists()
+
+
 def test_megaliths_left_without_perfect_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evaluate", "random", "--megaliths-left", "5", "--no-progress"]) == 2
     assert "--megaliths-left is an option of --perfect" in capsys.readouterr().err
