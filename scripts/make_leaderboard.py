@@ -390,12 +390,11 @@ def perfect_section() -> list[str]:
         "nodes (about 15 s; node counts are deterministic, so which ones is too): the hardest positions, where "
         "mistakes may be likelier, so the shares lean low by at most the unjudged moves.",
         "",
-        f"`az:solve=8` plays the solver's move where the solve finishes within its node budget (500,000 nodes: most "
-        f"positions from 6 left, few at 8) and searches where it does not. The PPO policy is "
+        "`az:solve=8` plays the solver's move where the solve finishes within its node budget (500,000 nodes: most "
+        "positions from 6 left, few at 8) and searches where it does not. The PPO policy is "
         "examples/selfplay_ppo.py's on petit_menec (examples/models/README.md; its row needs the `train` extra "
         "and `PYTHONPATH=examples`). "
-        f"Measured with `python "
-        f"scripts/make_leaderboard.py --perfect` (carnac_env {stored.get('carnac_env', '?')}).",
+        f"Measured with `python scripts/make_leaderboard.py --perfect` (carnac_env {stored.get('carnac_env', '?')}).",
         "",
     ]
     return out

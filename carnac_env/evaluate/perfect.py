@@ -79,7 +79,7 @@ class PerfectPlayErrors(JudgedMoves):
         unjudged: the moves past the cut left unjudged, because the solve of the position before
             or after them passed the node limit.
         node_limit: that limit.
-        seconds: the CPU seconds of the whole measurement (games and solves).
+        seconds: the CPU seconds of the whole measurement (games and solves), to a tenth.
         model: which model file the agent played, or None for an agent without one.
     """
 
@@ -106,7 +106,7 @@ class PerfectPlayErrors(JudgedMoves):
             "unjudged": self.unjudged,
             "node_limit": self.node_limit,
             **self.shares(),
-            "seconds": round(self.seconds, 1),
+            "seconds": self.seconds,
             **({"model": self.model} if self.model else {}),
         }
 
@@ -137,8 +137,8 @@ def perfect_play_errors(
             (for agents with a ``sims`` budget rather than ``seconds``).
         megaliths_left: judge the moves made with at most this many megaliths in the supply, 1
             to the board's megaliths (None: :data:`PERFECT_LEFT`, or all of a board with fewer).
-            The solver's time grows about 7-15x a megalith: on petit_menec 8 costs seconds a
-            game, 10 minutes (docs/solver.md).
+            The solver's time grows about 7-15x a megalith: on petit_menec a game's solves from 8
+            left take seconds, from 10 left minutes (docs/solver.md).
         node_limit: the most nodes of one solve (0: no limit); a position whose solve passes it
             leaves the moves before and after it unjudged (counted in ``unjudged``).
         table_mb: the solver's transposition table, in MiB (kept from one solve to the next).
@@ -185,11 +185,11 @@ def perfect_play_errors(
         for game in range(games):
             opening = tuple(random_opening(board, OPENING_PLIES, seed, game))
             record = play_game(board, name, name, perfect_game_seed(seed, name, game), opening=opening)
+            actions = record.actions()
             states = [GameState(board)]
-            for action in record.actions():
+            for action in actions:
                 states.append(states[-1].copy())
                 states[-1].apply(action)
-            actions = record.actions()
             first = next(
                 (ply for ply in range(len(opening), len(actions)) if states[ply].supply <= left),
                 len(actions),
